@@ -1,0 +1,31 @@
+"""dpopt: differentially private optimization on modeling languages.
+
+>>> import dpopt as dp
+>>> data = dp.Dataset(X, y, x_bound=1.0, x_norm=2)               # doctest: +SKIP
+>>> theta = dp.Variable(data.n_features)                           # doctest: +SKIP
+>>> problem = dp.Problem(dp.LogisticLoss(data, theta), constraint=dp.L2Ball(theta, 10.0))  # doctest: +SKIP
+>>> release = dp.ObjectivePerturbation(epsilon=1.0, delta=1e-6).run(problem, solver="clarabel")  # doctest: +SKIP
+"""
+
+from dpopt import errors
+from dpopt.backends.registry import get as get_backend
+from dpopt.backends.registry import names as backend_names
+from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.mechanisms import (
+    Mechanism,
+    ObjectivePerturbation,
+    OutputPerturbation,
+    Release,
+    default_ledger,
+)
+from dpopt.modeling import *  # noqa: F403
+from dpopt.modeling import __all__ as _modeling_all
+from dpopt.privacy.ledger import Ledger
+
+__version__ = "0.1.0"
+
+__all__ = [
+    *_modeling_all, "Ledger", "Mechanism", "ObjectivePerturbation", "OracleResult", "OracleStatus",
+    "OutputPerturbation", "Release", "SolveOptions", "backend_names", "default_ledger", "errors",
+    "get_backend",
+]

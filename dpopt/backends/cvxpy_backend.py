@@ -1,0 +1,96 @@
+"""Shared adapter for solvers reached through cvxpy (Clarabel, SCS, OSQP, ...)."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpopt.backends.base import Backend
+from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.errors import BackendCapabilityError
+from dpopt.modeling.problem import Problem
+
+_STATUS = {
+    "optimal": OracleStatus.OPTIMAL,
+    "optimal_inaccurate": OracleStatus.INACCURATE,
+    "infeasible": OracleStatus.INFEASIBLE,
+    "infeasible_inaccurate": OracleStatus.INFEASIBLE,
+    "unbounded": OracleStatus.UNBOUNDED,
+    "unbounded_inaccurate": OracleStatus.UNBOUNDED,
+    "user_limit": OracleStatus.LIMIT,
+    "solver_error": OracleStatus.ERROR,
+}
+
+
+class CvxpyBackend(Backend):
+    """A cvxpy solver as an oracle.  Subclasses set ``solver`` and ``options``."""
+
+    kind = "convex"
+    #: cvxpy solver constant name, e.g. "CLARABEL"
+    solver: ClassVar[str] = ""
+    #: whether the solver only takes QPs (quadratic objective, linear constraints)
+    qp_only: ClassVar[bool] = False
+
+    def check(self, problem: Problem) -> None:
+        from dpopt.compile.cvxpy_program import compile_cvxpy
+
+        self.require()
+        prog = compile_cvxpy(problem).problem
+        if self.qp_only and not prog.is_qp():
+            raise BackendCapabilityError(
+                f"backend {self.name!r} solves only quadratic programs (squared loss, ℓ1/ℓ∞/simplex "
+                f"sets); this problem ({problem.summary()}) is not one: use 'clarabel' or 'scipy'"
+            )
+
+    def prepare(self, problem: Problem) -> Any:
+        from dpopt.compile.cvxpy_program import compile_cvxpy
+
+        self.require()
+        self.check(problem)
+        return compile_cvxpy(problem)
+
+    def solver_options(self, options: SolveOptions) -> dict[str, Any]:
+        """Translate SolveOptions into keyword arguments for ``cvxpy.Problem.solve``."""
+        return dict(options.extra)
+
+    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+        import cvxpy as cp
+
+        version = self.require()
+        prepared.set_linear(b)
+        prob = prepared.problem
+        kwargs = self.solver_options(options)
+        start = time.perf_counter()
+        try:
+            with warnings.catch_warnings():  # the status below says it; no stray warnings
+                warnings.simplefilter("ignore")
+                prob.solve(solver=getattr(cp, self.solver), **kwargs)
+            raw = str(prob.status)
+            error = ""
+        except cp.error.SolverError as exc:
+            raw, error = "solver_error", str(exc)
+        elapsed = time.perf_counter() - start
+        status = _STATUS.get(raw, OracleStatus.ERROR)
+        limit = None
+        if status is OracleStatus.LIMIT:
+            limit = "time" if options.time_limit is not None and elapsed >= 0.9 * options.time_limit else "iterations"
+        x = prepared.theta.value
+        sol = None if x is None else np.array(x, dtype=np.float64).reshape(-1)
+        primal = float(prob.value) if prob.value is not None and np.isscalar(prob.value) else math.nan
+        stats = prob.solver_stats
+        return OracleResult(
+            solution=sol,
+            status=status,
+            solver_certified=status is OracleStatus.OPTIMAL and sol is not None,
+            solve_time=elapsed,
+            backend=self.name,
+            backend_version=version,
+            raw_status=raw,
+            limit=limit,
+            primal_bound=primal if math.isfinite(primal) else math.nan,
+            message=error or (f"iterations={stats.num_iters}" if stats and stats.num_iters is not None else ""),
+        )

@@ -1,0 +1,123 @@
+"""Solver profiles: a backend name plus options, from a name or a TOML file.
+
+A profile file (see ``solvers/``) looks like::
+
+    backend = "clarabel"
+    tolerance = 1e-10      # optional
+    time_limit = 60        # optional, seconds
+    threads = 2            # optional
+    [options]              # passed to the solver as is
+    max_iter = 500
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from dpopt.backends import registry
+from dpopt.backends.base import Backend
+from dpopt.backends.result import SolveOptions
+from dpopt.errors import BackendCapabilityError, ModelError, UnknownSolverError
+from dpopt.modeling.problem import Problem
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: tried in order by solver="auto"
+AUTO_ORDER = ("scipy", "clarabel", "scs")
+_PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description"}
+
+
+@dataclass(frozen=True)
+class SolverProfile:
+    """A backend and the options to call it with."""
+
+    backend: str
+    options: SolveOptions = field(default_factory=SolveOptions)
+    source: str = ""
+
+
+def load_profile(path: str | Path) -> SolverProfile:
+    """Read a TOML solver profile."""
+    p = Path(path)
+    if not p.is_file():
+        raise UnknownSolverError(f"solver profile file {str(p)!r} does not exist")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(f"solver profile {p.name}: invalid TOML ({exc})") from None
+    unknown = set(data) - _PROFILE_KEYS
+    if unknown:
+        raise ModelError(f"solver profile {p.name}: unknown keys {sorted(unknown)}; allowed: {sorted(_PROFILE_KEYS)}")
+    if "backend" not in data:
+        raise ModelError(f"solver profile {p.name}: the key 'backend' is required")
+    registry.get(data["backend"])  # fails early, listing known names
+    opts = SolveOptions(
+        time_limit=_positive(data.get("time_limit"), "time_limit", p.name),
+        tolerance=_positive(data.get("tolerance", SolveOptions.tolerance), "tolerance", p.name) or SolveOptions.tolerance,
+        threads=data.get("threads"),
+        max_iterations=data.get("max_iterations"),
+        extra=dict(data.get("options", {})),
+    )
+    return SolverProfile(str(data["backend"]).lower(), opts, str(p))
+
+
+def _positive(v: Any, name: str, where: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ModelError(f"solver profile {where}: {name} must be a positive number")
+    return float(v)
+
+
+def resolve(solver: str | Path | SolverProfile | Backend, problem: Problem | None = None) -> tuple[Backend, SolverProfile]:
+    """Turn a solver name, profile path or profile into (backend, profile).
+
+    ``"auto"`` picks the first of :data:`AUTO_ORDER` that is installed and can
+    solve ``problem`` (a choice that depends on the problem's structure only).
+    Unknown names fail at once, listing the known ones.
+    """
+    if isinstance(solver, Backend):
+        return solver, SolverProfile(solver.name)
+    if isinstance(solver, SolverProfile):
+        return registry.get(solver.backend), solver
+    if isinstance(solver, Path) or (isinstance(solver, str) and solver.endswith(".toml")):
+        prof = load_profile(solver)
+        return registry.get(prof.backend), prof
+    if not isinstance(solver, str):
+        raise UnknownSolverError(f"solver must be a name or a profile path, got {type(solver).__name__}")
+    if solver.lower() == "auto":
+        return _auto(problem)
+    backend = registry.get(solver)
+    return backend, SolverProfile(backend.name)
+
+
+def _auto(problem: Problem | None) -> tuple[Backend, SolverProfile]:
+    reasons = []
+    order = AUTO_ORDER
+    if problem is not None and problem.constraint is not None and type(problem.constraint).__name__ != "LinfBall":
+        order = ("clarabel", "scipy", "scs")  # interior point handles constraint sets best
+    for name in order:
+        b = registry.get(name)
+        if not b.available():
+            reasons.append(f"{name}: not installed")
+            continue
+        if problem is not None:
+            try:
+                b.check(problem)
+            except BackendCapabilityError as exc:
+                reasons.append(f"{name}: {exc}")
+                continue
+        return b, SolverProfile(name)
+    raise BackendCapabilityError("no installed backend can solve this problem: " + "; ".join(reasons))
+
+
+def merge_options(profile: SolverProfile, **overrides: Any) -> SolveOptions:
+    """The profile's options with non-None overrides applied."""
+    return replace(profile.options, **{k: v for k, v in overrides.items() if v is not None})

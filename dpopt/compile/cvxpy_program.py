@@ -1,0 +1,135 @@
+"""Compile a :class:`~dpopt.modeling.problem.Problem` into a cvxpy problem.
+
+The perturbation's linear term ``b`` is a cvxpy ``Parameter``: a fresh noise
+draw changes its value and re-solves without rebuilding or re-canonicalizing
+the problem (cvxpy's DPP cache).  The objective is the *normalized* one,
+
+    (1/n) Σ_k c_k φ(⟨x_k, θ⟩, y_k) + regularizers(θ) + (ζ/2)‖θ − θ₀‖² + ⟨b, θ⟩,
+
+with identical rows aggregated into counts c_k (exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import singledispatch
+
+import cvxpy as cp
+import numpy as np
+
+from dpopt.compile.aggregate import aggregate_rows
+from dpopt.errors import ModelError
+from dpopt.modeling import losses as L
+from dpopt.modeling import sets as S
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.regularizers import L1Norm, L2Squared
+
+
+@dataclass
+class CvxpyProgram:
+    """A compiled cvxpy problem with its variable and noise parameter."""
+
+    problem: cp.Problem
+    theta: cp.Variable
+    b: cp.Parameter | None
+    source: Problem | None = None
+
+    def set_linear(self, b: np.ndarray | None) -> None:
+        """Set the linear perturbation (no rebuild)."""
+        if b is None:
+            return
+        if self.b is None:
+            raise ModelError("this program was compiled without a linear perturbation term")
+        self.b.value = np.asarray(b, dtype=np.float64)
+
+
+def loss_expression(loss: L.Loss, theta: cp.Variable) -> cp.Expression:
+    """The average loss as a cvxpy expression (rows aggregated)."""
+    X, y, c = aggregate_rows(loss.data.X, loss.data.y)
+    n = loss.data.n
+    z = X @ theta
+    return _phi(loss, z, y, c) / n
+
+
+@singledispatch
+def _phi(loss: L.Loss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
+    raise ModelError(f"{type(loss).__name__} has no cvxpy encoding")
+
+
+@_phi.register
+def _(loss: L.SquaredLoss, z, y, c):  # type: ignore[no-untyped-def]
+    return cp.sum_squares(cp.multiply(np.sqrt(c), z - y))
+
+
+@_phi.register
+def _(loss: L.LogisticLoss, z, y, c):  # type: ignore[no-untyped-def]
+    return cp.sum(cp.multiply(c, cp.logistic(cp.multiply(-y, z))))
+
+
+@_phi.register
+def _(loss: L.HuberLoss, z, y, c):  # type: ignore[no-untyped-def]
+    # cvxpy's huber(r, M) = r² for |r| ≤ M, 2M|r| − M² beyond: twice ours
+    return 0.5 * cp.sum(cp.multiply(c, cp.huber(z - y, loss.h)))
+
+
+@_phi.register
+def _(loss: L.SmoothedHingeLoss, z, y, c):  # type: ignore[no-untyped-def]
+    t = cp.pos(1 - cp.multiply(y, z))
+    return cp.sum(cp.multiply(c, cp.huber(t, loss.h))) / (2 * loss.h)
+
+
+@_phi.register
+def _(loss: L.HingeLoss, z, y, c):  # type: ignore[no-untyped-def]
+    return cp.sum(cp.multiply(c, cp.pos(1 - cp.multiply(y, z))))
+
+
+def set_constraints(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
+    """cvxpy constraints expressing θ ∈ C."""
+    if isinstance(constraint, S.L2Ball):
+        return [cp.norm(theta, 2) <= constraint.radius(2)]
+    if isinstance(constraint, S.L1Ball):
+        return [cp.norm(theta, 1) <= constraint.radius(1)]
+    if isinstance(constraint, S.LinfBall):
+        r = constraint.radius("inf")
+        return [theta <= r, theta >= -r]
+    if isinstance(constraint, S.Simplex):
+        return [theta >= 0, cp.sum(theta) == constraint.radius(1)]
+    if isinstance(constraint, S.VertexPolytope):
+        V = constraint.vertices()
+        lam = cp.Variable(V.shape[0], nonneg=True)
+        return [theta == V.T @ lam, cp.sum(lam) == 1]
+    raise ModelError(f"{type(constraint).__name__} has no cvxpy encoding")
+
+
+def compile_cvxpy(problem: Problem, *, linear_parameter: bool = True) -> CvxpyProgram:
+    """Compile ``problem`` (with its perturbation, if any) to a cvxpy problem.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem; its perturbation's ζ and θ₀ are compiled as constants and its
+        ``b`` becomes the value of a Parameter.
+    linear_parameter : bool
+        Compile the ⟨b, θ⟩ term as a Parameter even when the problem has no perturbation.
+    """
+    theta = cp.Variable(problem.dim, name=problem.loss.variable.name)
+    terms = [loss_expression(problem.loss, theta)]
+    for r in problem.regularizers:
+        if isinstance(r, L2Squared):
+            terms.append(0.5 * r.lam * cp.sum_squares(theta))
+        elif isinstance(r, L1Norm):
+            terms.append(r.lam * cp.norm(theta, 1))
+    p = problem.perturbation
+    b_param = None
+    if p is not None or linear_parameter:
+        b_param = cp.Parameter(problem.dim, name="b")
+        b_param.value = np.zeros(problem.dim) if p is None else np.asarray(p.b)
+        terms.append(b_param @ theta)
+    if p is not None and p.zeta > 0:
+        terms.append(0.5 * p.zeta * cp.sum_squares(theta - p.theta0))
+    constraints = [] if problem.constraint is None else set_constraints(problem.constraint, theta)
+    objective = terms[0]
+    for t in terms[1:]:
+        objective = objective + t
+    prog = cp.Problem(cp.Minimize(objective), constraints)
+    return CvxpyProgram(prog, theta, b_param, problem)

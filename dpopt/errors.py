@@ -1,0 +1,69 @@
+"""Errors raised by dpopt.
+
+Every error derives from :class:`DpoptError` and from the built-in type a user
+would expect (``ValueError``, ``ImportError``, ...), so ``except ValueError``
+keeps working.  Messages name shapes, settings and bounds, never data values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DpoptError(Exception):
+    """Root of every error dpopt raises."""
+
+
+class ModelError(DpoptError, ValueError):
+    """A problem, dataset, loss, set or regularizer is malformed."""
+
+
+class DataError(ModelError):
+    """Data has the wrong shape, non-finite entries or violates declared bounds."""
+
+
+class PrivacyParameterError(DpoptError, ValueError):
+    """epsilon, delta or another privacy setting is out of range."""
+
+
+class MechanismError(DpoptError, ValueError):
+    """A mechanism cannot be applied to the given problem (a missing constant, ...)."""
+
+
+class UnknownSolverError(DpoptError, KeyError):
+    """A solver name that no registered backend answers to."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the sentence readable
+        return str(self.args[0]) if self.args else ""
+
+
+class BackendUnavailableError(DpoptError, ImportError):
+    """A backend is registered but its solver package is not installed or not usable."""
+
+
+class BackendCapabilityError(DpoptError, ValueError):
+    """A backend cannot solve this kind of problem (e.g. a non-smooth term for L-BFGS-B)."""
+
+
+class SolverError(DpoptError, RuntimeError):
+    """A solver failed in a way that yields no result at all."""
+
+
+class BudgetExceededError(DpoptError, RuntimeError):
+    """A release would spend more privacy budget than the ledger allows."""
+
+
+class UncertifiedOracleError(DpoptError, RuntimeError):
+    """An oracle call was not certified; nothing is released.
+
+    Parameters
+    ----------
+    message : str
+        What happened and what to do about it.
+    certificate : Any
+        The certificate summary (``OracleResult`` objects or their summaries).
+    """
+
+    def __init__(self, message: str, certificate: Any = None) -> None:
+        super().__init__(message)
+        self.certificate = certificate

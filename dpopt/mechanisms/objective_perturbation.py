@@ -1,0 +1,149 @@
+"""Objective perturbation over a convex set (Talwar–Thakurta–Zhang 2014, Alg. 2,
+after Kifer–Smith–Thakurta 2012 and Chaudhuri–Monteleoni–Sarwate 2011).
+
+Normalisation
+-------------
+All noise scales refer to the **normalized** objective (average loss):
+
+    θ^priv = argmin_{θ∈C}  (1/n) Σ_i ℓ(θ; d_i) + r(θ) + (ζ/2)‖θ − θ₀‖² + ⟨β, θ⟩,
+
+with β = b/n, where b is the noise of the *unnormalized* analysis (sum of
+losses), so ``parameters["noise_scale"]`` is the scale of β and equals the
+unnormalized scale divided by n.
+
+Privacy (replace-one neighbours; ℓ convex, GLM with rank-one Hessian, ‖∇ℓ‖₂ ≤ L
+and ∇²ℓ ⪯ λI on C, all from declared bounds).  In unnormalized form the output
+θ determines b = −∇(Σℓ + n r + nζ/2‖·−θ₀‖²)(θ); for neighbours D, D' the two
+noise values differ by g = ∇ℓ(θ; d) − ∇ℓ(θ; d'), ‖g‖ ≤ 2L, g ∈ span{x, x'}.
+The privacy loss splits into three parts, ε = ε_J + ε_b + ε_A:
+
+* Jacobian (KST12 Thm. 2's argument): the Hessians differ by rank ≤ 2 with
+  eigenvalues ≤ λ, so the determinant ratio is at most 1 + λ/(n μ), μ the
+  strong convexity of the normalized objective including ζ.  ζ is the smallest
+  value with log(1 + λ/(n(μ₀ + ζ))) ≤ ε_J: if the regularizer's μ₀ already
+  suffices ζ = 0 and ε_J = log(1 + λ/(nμ₀)) (as in CMS11 Alg. 2), otherwise
+  ε_J = ε/2 and ζ = λ/(n(e^{ε/2} − 1)) − μ₀.  TTZ Alg. 2 line 1 sets
+  ζ = 2λ/(nε) − λ_min; since log(1 + ε/2) ≤ ε/2, our exact requirement is
+  slightly smaller and still sufficient.
+* Noise density ratio, δ = 0: b ∝ exp(−ε_b‖b‖/(2L)) (ℓ2-Laplace, CMS11), ratio ≤ e^{ε_b}.
+  δ > 0: b ~ N(0, σ²I). The log-ratio is (2⟨b, g⟩ + ‖g‖²)/(2σ²) and
+  |⟨b, g⟩| ≤ ‖P_S b‖·2L with S = span{x, x'} of dimension ≤ 2, so
+  ‖P_S b‖²/σ² is χ²₂ and exceeds 2 ln(1/δ_b) with probability δ_b.  With
+  a = 2L/σ and c = √(2 ln(1/δ_b)) the loss is ≤ a c + a²/2 = ε_b, i.e.
+  σ = 2L / (√(c² + 2ε_b) − c).  **TTZ Alg. 2 states σ² = 2L² log(1/δ)/(nε)²,
+  which is the Gaussian mechanism's constant for sensitivity L and ignores
+  both the 2L sensitivity and the Jacobian term; it does not follow from KST12
+  and we do not use it.**
+* Approximate oracle (ε_A, δ_A): the solver's point is only within a proven
+  distance ``tolerance`` of the exact θ^priv; the mechanism adds Gaussian (or
+  ℓ2-Laplace) noise calibrated to sensitivity 2·tolerance.  Conditioned on the
+  exact optimum, neighbours' outputs are then (ε_A, δ_A)-close, and adaptive
+  composition gives the total (as in Iyengar et al. 2019, "approximate minima
+  perturbation").  The scale uses the *declared* tolerance, never the measured one.
+
+The split is ε_A = approx_share·ε, δ_A = approx_share·δ, and the rest goes to
+ε_b, δ_b.  Utility: Theorem 4.1 of TTZ (excess risk O(L G_C √log(1/δ)/(εn) + λ‖C‖²/(εn))).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpopt.errors import MechanismError
+from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, template_problem
+from dpopt.modeling.problem import Problem
+
+
+def gaussian_objective_sigma(lipschitz: float, epsilon: float, delta: float) -> float:
+    """σ of the unnormalized linear noise for ε_b, δ_b (see module docstring).
+
+    σ = 2L / (√(c² + 2ε) − c),  c = √(2 ln(1/δ)).
+    """
+    c = math.sqrt(2.0 * math.log(1.0 / delta))
+    a = 2.0 * epsilon / (math.sqrt(c * c + 2.0 * epsilon) + c)  # = √(c²+2ε) − c, stably
+    return 2.0 * lipschitz / a
+
+
+def jacobian_split(hessian_bound: float, n: int, mu0: float, epsilon: float) -> tuple[float, float]:
+    """(ε_J, ζ): the Jacobian share of ε and the added strong convexity ζ."""
+    if mu0 > 0:
+        eps_j = math.log1p(hessian_bound / (n * mu0))
+        if eps_j <= epsilon / 2:
+            return eps_j, 0.0
+    eps_j = epsilon / 2
+    zeta = hessian_bound / (n * math.expm1(eps_j)) - mu0
+    return eps_j, max(zeta, 0.0)
+
+
+class ObjectivePerturbation(Mechanism):
+    """Objective perturbation over a convex set (TTZ Alg. 2 / KST12 / CMS11).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target guarantee; δ = 0 gives pure ε-DP with ℓ2-Laplace noise.
+    approx_share : float
+        Fraction of ε (and δ) reserved for the approximate-oracle correction.
+    theta0 : array_like, optional
+        Centre of the added quadratic term (default: the constraint set's centre, or 0).
+    **kwargs
+        ``ledger``, ``tolerance``, ``on_uncertified`` as in :class:`Mechanism`.
+    """
+
+    name = "ObjectivePerturbation"
+    theorem = "TTZ14 Alg. 2 / KST12 Thm. 2, GLM rank-one Hessian"
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, approx_share: float = 0.01,
+                 theta0: np.ndarray | None = None, **kwargs: object) -> None:
+        super().__init__(epsilon, delta, **kwargs)  # type: ignore[arg-type]
+        if not (isinstance(approx_share, float) and 0.0 < approx_share < 0.5):
+            raise MechanismError("approx_share must be a float in (0, 0.5)")
+        self.approx_share = approx_share
+        self.theta0 = theta0
+
+    def plan(self, problem: Problem) -> Plan:
+        const = problem.loss_constants()
+        if problem.loss.hessian_rank != 1:
+            raise MechanismError(f"{self.name} needs a loss with rank-one Hessian (a GLM loss)")
+        if const.hessian_bound is None:
+            raise MechanismError(
+                f"{self.name} needs a loss with a bounded Hessian; {problem.loss.name} has none "
+                "(use a smoothed loss such as SmoothedHingeLoss, or OutputPerturbation)"
+            )
+        L = const.lipschitz_l2
+        if not math.isfinite(L):
+            raise MechanismError(
+                f"the {problem.loss.name} loss is not Lipschitz on an unbounded domain; "
+                "add a bounded constraint set (e.g. L2Ball) so its constant is finite"
+            )
+        n, eps, delta = problem.n, self.epsilon, self.delta
+        eps_a, delta_a = self.approx_share * eps, self.approx_share * delta
+        mu0 = problem.strong_convexity
+        eps_j, zeta = jacobian_split(const.hessian_bound, n, mu0, eps - eps_a)
+        eps_b, delta_b = eps - eps_a - eps_j, delta - delta_a
+        if delta > 0:
+            linear = NoiseSpec("gaussian", gaussian_objective_sigma(L, eps_b, delta_b) / n)
+        else:
+            linear = NoiseSpec("l2-laplace", 2.0 * L / eps_b / n)
+        output = NoiseSpec.for_sensitivity(2.0 * self.tolerance, eps_a, delta_a)
+        theta0 = self._theta0(problem)
+        params = {
+            "noise": linear.kind, "noise_scale": linear.scale, "normalization": "average loss (1/n)",
+            "zeta": zeta, "lipschitz_l2": L, "hessian_bound": const.hessian_bound,
+            "epsilon_jacobian": eps_j, "epsilon_noise": eps_b, "delta_noise": delta_b,
+            "epsilon_approx": eps_a, "delta_approx": delta_a,
+            "output_noise": output.kind, "output_noise_scale": output.scale,
+        }
+        return Plan(template_problem(problem, zeta, theta0), linear, output, self.tolerance, params)
+
+    def _theta0(self, problem: Problem) -> np.ndarray:
+        if self.theta0 is not None:
+            t0 = np.asarray(self.theta0, dtype=np.float64)
+            if t0.shape != (problem.dim,) or not np.all(np.isfinite(t0)):
+                raise MechanismError(f"theta0 must be a finite vector of length {problem.dim}")
+            if problem.constraint is not None and not problem.constraint.contains(t0):
+                raise MechanismError("theta0 must lie in the constraint set")
+            return t0
+        return np.zeros(problem.dim) if problem.constraint is None else problem.constraint.center()

@@ -1,0 +1,35 @@
+"""The modeling layer: data, variables, losses, sets, regularizers, problems.
+
+It never imports a solver package.
+"""
+
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.losses import (
+    HingeLoss,
+    HuberLoss,
+    LogisticLoss,
+    Loss,
+    LossConstants,
+    SmoothedHingeLoss,
+    SquaredLoss,
+)
+from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.modeling.sets import (
+    ConstraintSet,
+    GaussianWidth,
+    L1Ball,
+    L2Ball,
+    LinfBall,
+    Simplex,
+    VertexPolytope,
+)
+from dpopt.modeling.variable import Variable
+
+__all__ = [
+    "ConstraintSet", "Dataset", "GaussianWidth", "HingeLoss", "HuberLoss", "L1Ball", "L1Norm",
+    "L2Ball", "L2Squared", "Linear", "LinfBall", "LogisticLoss", "Loss", "LossConstants",
+    "Perturbation", "Problem", "Quadratic", "Simplex", "SmoothedHingeLoss", "SquaredLoss",
+    "Variable", "VertexPolytope",
+]

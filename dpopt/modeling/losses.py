@@ -1,0 +1,301 @@
+"""Per-example losses of generalized linear form, with their constants.
+
+Every loss here is a *generalized linear* loss ℓ(θ; x, y) = φ(⟨x, θ⟩, y): its
+gradient φ'·x lies along x and its Hessian φ''·x xᵀ has rank one.  Mechanisms
+rely on that structure (objective perturbation's Jacobian argument needs a
+rank-one Hessian, Kifer–Smith–Thakurta 2012).  All constants are computed from
+the *declared* bounds of the :class:`~dpopt.modeling.dataset.Dataset` and, where
+a loss is unbounded in θ (squared loss), from the radius of the constraint set.
+The empirical loss is the average ``(1/n) Σ ℓ(θ; x_i, y_i)``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from dpopt.errors import ModelError
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.variable import Variable
+
+
+@dataclass(frozen=True)
+class LossConstants:
+    """Constants of a per-example loss over a domain, from declared bounds.
+
+    Attributes
+    ----------
+    lipschitz_l2 : float
+        sup ‖∇ℓ(θ; d)‖₂ over the domain and all admissible rows (``inf`` if unbounded).
+    lipschitz_l1 : float
+        Lipschitz constant with respect to the ℓ1 norm on θ, i.e. sup ‖∇ℓ‖∞.
+    hessian_bound : float or None
+        sup of the spectral norm of ∇²ℓ(θ; d); None if ℓ is not twice differentiable
+        with a bounded Hessian (hinge, 0/1).
+    strong_convexity : float
+        A lower bound on the smallest eigenvalue of ∇²ℓ(θ; d) (0 for rank-one Hessians).
+    curvature : float
+        Frank–Wolfe curvature constant Γ ≤ hessian_bound · diam₂(C)² of the average loss
+        over the domain (``inf`` when the domain is unbounded or there is no Hessian bound).
+    """
+
+    lipschitz_l2: float
+    lipschitz_l1: float
+    hessian_bound: float | None
+    strong_convexity: float
+    curvature: float
+
+
+class Loss(ABC):
+    """A generalized linear per-example loss φ(⟨x, θ⟩, y) over a dataset.
+
+    Parameters
+    ----------
+    data : Dataset
+        Data with declared bounds.
+    variable : Variable
+        The parameter θ; its size must equal the number of features.
+    """
+
+    name: str = "loss"
+    #: rank of the per-example Hessian (GLM losses: one)
+    hessian_rank: int = 1
+
+    def __init__(self, data: Dataset, variable: Variable) -> None:
+        if not isinstance(data, Dataset):
+            raise ModelError(f"{type(self).__name__} needs a dpopt Dataset, got {type(data).__name__}")
+        if not isinstance(variable, Variable):
+            raise ModelError(f"{type(self).__name__} needs a dpopt Variable, got {type(variable).__name__}")
+        if variable.size != data.n_features:
+            raise ModelError(
+                f"variable has size {variable.size} but the data has {data.n_features} features"
+            )
+        self.data = data
+        self.variable = variable
+        self._check_data()
+
+    def _check_data(self) -> None:
+        """Refuse data the loss is not defined for (override)."""
+
+    # -- the scalar link function ------------------------------------------------
+    @abstractmethod
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Loss value φ(z, y) at margins/predictions ``z``."""
+
+    @abstractmethod
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Derivative ∂φ/∂z."""
+
+    @abstractmethod
+    def dphi_bound(self, z_bound: float) -> float:
+        """sup |∂φ/∂z| over |z| ≤ z_bound and admissible y (may be ``inf``)."""
+
+    @abstractmethod
+    def d2phi_bound(self) -> float | None:
+        """sup ∂²φ/∂z², or None when φ is not twice differentiable with bounded curvature."""
+
+    # -- numeric evaluation of the average loss -----------------------------------
+    def value(self, theta: np.ndarray) -> float:
+        """Average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i)."""
+        z = self.data.X @ theta
+        return float(np.mean(self.phi(z, self.data.y)))
+
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        """Gradient of the average loss."""
+        z = self.data.X @ theta
+        return self.data.X.T @ self.dphi(z, self.data.y) / self.data.n
+
+    # -- constants -------------------------------------------------------------------
+    def constants(self, domain_radius: dict[object, float] | None = None) -> LossConstants:
+        """Constants from the declared bounds and a domain's radii.
+
+        Parameters
+        ----------
+        domain_radius : dict, optional
+            ``{1: r1, 2: r2, "inf": rinf}``: the radius of the domain of θ in each
+            norm (``None`` for an unbounded domain).
+        """
+        d = self.data
+        # |⟨x, θ⟩| ≤ ‖x‖_q ‖θ‖_{q*} with q the declared order
+        if domain_radius is None:
+            z_bound = math.inf
+        else:
+            dual = {1.0: "inf", 2.0: 2, math.inf: 1}[d.norm_order]
+            z_bound = d.x_bound * domain_radius[dual]
+        g = self.dphi_bound(z_bound)
+        h = self.d2phi_bound()
+        x2 = d.x_bound_in(2)
+        xinf = d.x_bound_in("inf")
+        hess = None if h is None else h * x2**2
+        diam2 = math.inf if domain_radius is None else 2.0 * domain_radius[2]
+        curvature = math.inf if hess is None or not math.isfinite(diam2) else hess * diam2**2
+        return LossConstants(
+            lipschitz_l2=g * x2,
+            lipschitz_l1=g * xinf,
+            hessian_bound=hess,
+            strong_convexity=0.0,
+            curvature=curvature,
+        )
+
+    def summary(self) -> str:
+        """One line naming the loss and its data shape (no data values)."""
+        return f"{self.name} loss on n={self.data.n}, d={self.data.n_features}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.data!r})"
+
+
+def _require_binary(loss: Loss) -> None:
+    if not loss.data.labels_are_binary():
+        raise ModelError(f"{loss.name} loss needs labels in {{-1, +1}}")
+
+
+def _require_y_bound(loss: Loss) -> None:
+    if loss.data.y_bound is None:
+        raise ModelError(f"{loss.name} loss needs a declared y_bound on the dataset")
+
+
+class SquaredLoss(Loss):
+    """Squared loss φ(z, y) = (z − y)².
+
+    Its gradient 2(z − y)x is bounded only on a bounded domain:
+    L₂ = 2 (x_bound·‖C‖ + y_bound)·‖x‖₂-bound; φ'' = 2.
+    """
+
+    name = "squared"
+
+    def _check_data(self) -> None:
+        _require_y_bound(self)
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return (z - y) ** 2
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return 2.0 * (z - y)
+
+    def dphi_bound(self, z_bound: float) -> float:
+        assert self.data.y_bound is not None
+        return 2.0 * (z_bound + self.data.y_bound)
+
+    def d2phi_bound(self) -> float:
+        return 2.0
+
+
+class LogisticLoss(Loss):
+    """Logistic loss φ(z, y) = log(1 + exp(−y z)) for labels y ∈ {−1, +1}.
+
+    |φ'| ≤ 1 and φ'' ≤ 1/4, so L₂ = x_bound (ℓ2) and the Hessian bound is x_bound²/4.
+    """
+
+    name = "logistic"
+
+    def _check_data(self) -> None:
+        _require_binary(self)
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.logaddexp(0.0, -y * z)
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return -y * expit(-y * z)
+
+    def dphi_bound(self, z_bound: float) -> float:
+        return 1.0
+
+    def d2phi_bound(self) -> float:
+        return 0.25
+
+
+class HuberLoss(Loss):
+    """Huber loss of the residual r = z − y with threshold ``h``.
+
+    φ = r²/2 for |r| ≤ h, h(|r| − h/2) otherwise; |φ'| ≤ h, φ'' ≤ 1 (almost
+    everywhere: φ' is 1-Lipschitz, which is what the change-of-variables argument
+    of objective perturbation uses).
+    """
+
+    name = "huber"
+
+    def __init__(self, data: Dataset, variable: Variable, *, h: float = 1.0) -> None:
+        if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
+            raise ModelError(f"Huber threshold h must be positive and finite, got {h!r}")
+        self.h = float(h)
+        super().__init__(data, variable)
+
+    def _check_data(self) -> None:
+        _require_y_bound(self)
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        r = np.abs(z - y)
+        return np.where(r <= self.h, 0.5 * r**2, self.h * (r - 0.5 * self.h))
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.clip(z - y, -self.h, self.h)
+
+    def dphi_bound(self, z_bound: float) -> float:
+        assert self.data.y_bound is not None
+        return min(self.h, z_bound + self.data.y_bound)
+
+    def d2phi_bound(self) -> float:
+        return 1.0
+
+
+class SmoothedHingeLoss(Loss):
+    """Quadratically smoothed hinge loss with smoothing width ``h`` (labels ±1).
+
+    With margin m = y z: φ = 0 for m ≥ 1, (1 − m)²/(2h) for 1 − h < m < 1 and
+    1 − m − h/2 for m ≤ 1 − h.  |φ'| ≤ 1, φ'' ≤ 1/h.
+    """
+
+    name = "smoothed-hinge"
+
+    def __init__(self, data: Dataset, variable: Variable, *, h: float = 0.5) -> None:
+        if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
+            raise ModelError(f"smoothing width h must be positive and finite, got {h!r}")
+        self.h = float(h)
+        super().__init__(data, variable)
+
+    def _check_data(self) -> None:
+        _require_binary(self)
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        m = y * z
+        return np.where(m >= 1, 0.0, np.where(m > 1 - self.h, (1 - m) ** 2 / (2 * self.h), 1 - m - self.h / 2))
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        m = y * z
+        return -y * np.clip((1 - m) / self.h, 0.0, 1.0)
+
+    def dphi_bound(self, z_bound: float) -> float:
+        return 1.0
+
+    def d2phi_bound(self) -> float:
+        return 1.0 / self.h
+
+
+class HingeLoss(Loss):
+    """Hinge loss max(0, 1 − y z) (labels ±1): Lipschitz but with no Hessian bound.
+
+    Mechanisms that need second-order smoothness (objective perturbation) refuse it;
+    use :class:`SmoothedHingeLoss` there.
+    """
+
+    name = "hinge"
+
+    def _check_data(self) -> None:
+        _require_binary(self)
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.maximum(0.0, 1.0 - y * z)
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.where(y * z < 1.0, -y, 0.0)
+
+    def dphi_bound(self, z_bound: float) -> float:
+        return 1.0
+
+    def d2phi_bound(self) -> None:
+        return None

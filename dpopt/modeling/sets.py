@@ -1,0 +1,987 @@
+"""Constraint sets C ⊂ ℝ^p and the geometry private mechanisms need from them.
+
+Every set answers the questions the mechanisms of Talwar, Thakurta and Zhang
+(2014) ask: a linear minimization oracle (Frank–Wolfe), the support function,
+Euclidean projection (projected / mirror descent), a fixed data-independent
+centre (the θ0 of the ℓ2 potential), radii ``‖C‖`` and diameters in the ℓ1, ℓ2
+and ℓ∞ norms, the vertices of polytopes (noisy-max Frank–Wolfe, Alg. 4) and the
+Gaussian width ``G_C = E_g[sup_{θ∈C} ⟨θ, g⟩]``, ``g ~ N(0, I_p)`` (Sec. 2.2).
+
+Sets
+----
+:class:`L1Ball`, :class:`L2Ball`, :class:`LinfBall`
+    ``{v : ‖v‖ ≤ r}`` centred at 0.
+:class:`Simplex`
+    ``{v ≥ 0 : Σ v = scale}``.
+:class:`VertexPolytope`
+    The convex hull of the rows of a (k, p) array.
+
+The sets are immutable and public: they describe a parameter domain, never
+data, so nothing here is privacy sensitive.  This module uses numpy and scipy
+only; cvxpy and MIP encodings live in :mod:`dpopt.compile`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import integrate, special, stats
+
+from dpopt.errors import ModelError
+from dpopt.modeling.variable import Variable, dimension_of
+
+__all__ = [
+    "ConstraintSet",
+    "GaussianWidth",
+    "L1Ball",
+    "L2Ball",
+    "LinfBall",
+    "Norm",
+    "Simplex",
+    "VertexPolytope",
+]
+
+Norm = Literal[1, 2, "inf"]
+WidthMethod = Literal["closed-form", "quadrature", "monte-carlo"]
+
+# Cap on the number of floats materialised at once by batched computations.
+_BATCH_FLOATS = 1 << 22
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GaussianWidth:
+    """The Gaussian width ``G_C = E_g[sup_{v∈C} ⟨g, v⟩]`` of a set, with bounds.
+
+    Attributes
+    ----------
+    value : float
+        The estimate (exact up to rounding for ``"closed-form"``).
+    low, high : float
+        An interval for ``G_C``: equal to ``value`` for ``"closed-form"``; the
+        quadrature error estimate plus the truncated tail for ``"quadrature"``;
+        a ``confidence`` t-interval for ``"monte-carlo"``.
+    method : {"closed-form", "quadrature", "monte-carlo"}
+        How the value was obtained.
+    n_samples : int
+        Number of Gaussian samples (``0`` unless Monte Carlo).
+    confidence : float
+        Confidence level of ``[low, high]`` (``1.0`` unless Monte Carlo; the
+        quadrature interval rests on scipy's error *estimate*).
+    """
+
+    value: float
+    low: float
+    high: float
+    method: WidthMethod
+    n_samples: int = 0
+    confidence: float = 1.0
+
+    def summary(self) -> str:
+        """A one-line readable description."""
+        if self.method == "monte-carlo":
+            return (
+                f"Gaussian width {self.value:.6g} ({self.method}, n={self.n_samples}, "
+                f"{100 * self.confidence:g}% CI [{self.low:.6g}, {self.high:.6g}])"
+            )
+        if self.method == "quadrature":
+            return f"Gaussian width {self.value:.10g} ({self.method}, [{self.low:.10g}, {self.high:.10g}])"
+        return f"Gaussian width {self.value:.10g} ({self.method})"
+
+
+# ---------------------------------------------------------------------------
+# Validation helpers
+# ---------------------------------------------------------------------------
+
+
+def _norm_key(norm: object) -> Norm:
+    if isinstance(norm, bool):
+        raise ModelError(f"unknown norm {norm!r}: use 1, 2 or 'inf'")
+    if norm == 1:
+        return 1
+    if norm == 2:
+        return 2
+    if norm == "inf" or (isinstance(norm, (int, float)) and math.isinf(norm) and norm > 0):
+        return "inf"
+    raise ModelError(f"unknown norm {norm!r}: use 1, 2 or 'inf'")
+
+
+def _vector_norm(a: np.ndarray, norm: Norm, axis: int) -> np.ndarray:
+    order = {1: 1, 2: 2, "inf": np.inf}[norm]
+    return np.asarray(np.linalg.norm(a, ord=order, axis=axis))
+
+
+def _positive_finite(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ModelError(f"{name} must be a positive finite number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or v <= 0:
+        raise ModelError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ModelError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_vector(x: object, dim: int, name: str, *, finite: bool = True) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name} must be a numeric vector of length {dim}") from None
+    if arr.shape != (dim,):
+        raise ModelError(f"{name} must have shape ({dim},), got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ModelError(f"{name} contains NaN or inf entries")
+    return arr
+
+
+def _unit(dim: int, i: int, value: float) -> np.ndarray:
+    out = np.zeros(dim)
+    out[i] = value
+    return out
+
+
+def _project_simplex(v: np.ndarray, scale: float) -> np.ndarray:
+    """Euclidean projection onto ``{w ≥ 0 : Σ w = scale}`` by sorting.
+
+    The O(p log p) algorithm of Held et al. (1974), Duchi et al. (2008) and
+    Condat (2016, Alg. 1): the projection is ``max(v − τ, 0)`` with the
+    threshold ``τ`` read off the sorted cumulative sums.
+    """
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - scale
+    ind = np.arange(1, v.size + 1)
+    rho = np.flatnonzero(u - css / ind > 0)[-1]  # never empty: holds at index 0
+    tau = css[rho] / (rho + 1.0)
+    return np.maximum(v - tau, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# Base class
+# ---------------------------------------------------------------------------
+
+
+class ConstraintSet(ABC):
+    """A compact convex set ``C ⊂ ℝ^dim``.
+
+    Subclasses are immutable (frozen dataclasses).  The public methods validate
+    their vector arguments (shape ``(dim,)``, finite entries) and raise
+    :class:`~dpopt.errors.ModelError` otherwise; every returned array is a
+    fresh copy.
+
+    Subclasses implement :meth:`_lmo`, :meth:`_project`, :meth:`center`,
+    :meth:`_radius`, :meth:`_diameter`, :attr:`n_vertices`, :meth:`_vertices`
+    and :attr:`is_symmetric`; they may override :meth:`_support`,
+    :meth:`_support_many` and :meth:`gaussian_width` with closed forms.
+    """
+
+    dim: int
+
+    # -- linear optimisation -------------------------------------------------
+
+    def lmo(self, g: np.ndarray) -> np.ndarray:
+        """Linear minimization oracle: a point of ``argmin_{v∈C} ⟨g, v⟩``.
+
+        Parameters
+        ----------
+        g : array_like, shape (dim,)
+            The linear objective (e.g. a noisy gradient in Frank–Wolfe).
+
+        Returns
+        -------
+        numpy.ndarray, shape (dim,)
+            A minimiser; an extreme point of ``C`` for every set in this module.
+        """
+        return self._lmo(_check_vector(g, self.dim, "g"))
+
+    def support(self, g: np.ndarray) -> float:
+        """Support function ``h_C(g) = max_{v∈C} ⟨g, v⟩ = ⟨g, lmo(−g)⟩``."""
+        return float(self._support(_check_vector(g, self.dim, "g")))
+
+    def _support(self, g: np.ndarray) -> float:
+        return float(g @ self._lmo(-g))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        """Support function of every row of ``G`` (n, dim); override to vectorise."""
+        return np.array([self._support(row) for row in G])
+
+    @abstractmethod
+    def _lmo(self, g: np.ndarray) -> np.ndarray: ...
+
+    # -- projection and membership -------------------------------------------
+
+    def project(self, v: np.ndarray) -> np.ndarray:
+        """Euclidean projection ``argmin_{w∈C} ‖w − v‖₂``."""
+        return self._project(_check_vector(v, self.dim, "v"))
+
+    @abstractmethod
+    def _project(self, v: np.ndarray) -> np.ndarray: ...
+
+    def contains(self, v: np.ndarray, tol: float = 1e-9) -> bool:
+        """Whether ``v`` lies in ``C`` up to a tolerance.
+
+        ``v`` counts as a member when its Euclidean distance to ``C`` is at
+        most ``tol · max(1, ‖C‖₂)`` (``‖C‖₂ = radius(2)``), so the test is
+        scale-aware and the same for every set.  Vectors with NaN or inf
+        entries are not members.
+
+        Raises
+        ------
+        ModelError
+            If ``v`` does not have shape ``(dim,)`` or ``tol`` is negative.
+        """
+        if not (tol >= 0):
+            raise ModelError(f"tol must be non-negative, got {tol!r}")
+        arr = _check_vector(v, self.dim, "v", finite=False)
+        if not np.all(np.isfinite(arr)):
+            return False
+        return self._distance(arr) <= tol * max(1.0, self.radius(2))
+
+    def _distance(self, v: np.ndarray) -> float:
+        return float(np.linalg.norm(v - self._project(v)))
+
+    # -- geometry --------------------------------------------------------------
+
+    @abstractmethod
+    def center(self) -> np.ndarray:
+        """A fixed, data-independent point of ``C`` (e.g. θ0 of the ℓ2 potential)."""
+
+    def radius(self, norm: Norm = 2) -> float:
+        """``‖C‖ = max_{v∈C} ‖v‖`` in the ℓ1, ℓ2 or ℓ∞ norm (``norm`` 1, 2 or ``"inf"``)."""
+        return float(self._radius(_norm_key(norm)))
+
+    def diameter(self, norm: Norm = 2) -> float:
+        """``max_{u,v∈C} ‖u − v‖`` in the ℓ1, ℓ2 or ℓ∞ norm."""
+        return float(self._diameter(_norm_key(norm)))
+
+    @abstractmethod
+    def _radius(self, norm: Norm) -> float: ...
+
+    @abstractmethod
+    def _diameter(self, norm: Norm) -> float: ...
+
+    @property
+    @abstractmethod
+    def is_symmetric(self) -> bool:
+        """Whether ``C = −C`` (centrally symmetric about the origin)."""
+
+    # -- vertices --------------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def n_vertices(self) -> int | float:
+        """Number of vertices (``math.inf`` when ``C`` is not a polytope)."""
+
+    def vertices(self, max_count: int = 100_000) -> np.ndarray:
+        """The vertices as rows of a ``(k, dim)`` array.
+
+        Raises
+        ------
+        ModelError
+            If ``C`` has infinitely many extreme points, or more than ``max_count``.
+        """
+        max_count = _positive_int(max_count, "max_count")
+        n = self.n_vertices  # may be a huge int (2^p for boxes): never convert it to float
+        if isinstance(n, float) and math.isinf(n):
+            raise ModelError(
+                f"{type(self).__name__} is not a polytope and has no finite vertex list; "
+                "use lmo() or support() instead"
+            )
+        if n > max_count:
+            count = str(n) if n < 10**15 else f"about 10^{int(math.log10(n))}"
+            raise ModelError(
+                f"{type(self).__name__} in dimension {self.dim} has {count} vertices, more than "
+                f"max_count={max_count}; use lmo() instead or raise max_count"
+            )
+        return self._vertices()
+
+    def _vertices(self) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - only reached for finite n_vertices
+
+    # -- Gaussian width --------------------------------------------------------
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """The Gaussian width ``G_C = E_g[max_{v∈C} ⟨g, v⟩]``, ``g ~ N(0, I_dim)``.
+
+        Sets with a closed form or an exact one-dimensional quadrature override
+        this and ignore the sampling arguments; the default is
+        :meth:`gaussian_width_monte_carlo`.
+
+        Parameters
+        ----------
+        n_samples : int
+            Monte Carlo sample size (at least 2).
+        confidence : float
+            Level of the Monte Carlo t-interval, in (0, 1).
+        seed : int or None
+            Seed of the Monte Carlo generator; ``None`` draws fresh entropy.
+            The same seed gives the same result.
+        """
+        return self.gaussian_width_monte_carlo(n_samples=n_samples, confidence=confidence, seed=seed)
+
+    def gaussian_width_monte_carlo(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """Monte Carlo estimate of the Gaussian width over the support function.
+
+        The estimate is the mean of ``support(g_j)`` over ``n_samples``
+        independent ``g_j ~ N(0, I)``; ``[low, high]`` is the ``confidence``
+        t-interval ``mean ± t_{(1+confidence)/2, n−1} · sd / √n``.
+        Deterministic for a given ``seed``.
+        """
+        n_samples = _positive_int(n_samples, "n_samples")
+        if n_samples < 2:
+            raise ModelError("n_samples must be at least 2 for a confidence interval")
+        if isinstance(confidence, bool) or not (0.0 < float(confidence) < 1.0):
+            raise ModelError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ModelError(f"seed must be an int or None, got {type(seed).__name__}")
+        rng = np.random.default_rng(seed)
+        batch = max(1, _BATCH_FLOATS // max(self.dim, self._support_cost()))
+        values = np.empty(n_samples)
+        for start in range(0, n_samples, batch):
+            stop = min(n_samples, start + batch)
+            values[start:stop] = self._support_many(rng.standard_normal((stop - start, self.dim)))
+        mean = float(values.mean())
+        sd = float(values.std(ddof=1))
+        half = float(stats.t.ppf(0.5 * (1.0 + confidence), n_samples - 1)) * sd / math.sqrt(n_samples)
+        return GaussianWidth(
+            value=mean,
+            low=mean - half,
+            high=mean + half,
+            method="monte-carlo",
+            n_samples=n_samples,
+            confidence=float(confidence),
+        )
+
+    def _support_cost(self) -> int:
+        """Floats materialised per sample by :meth:`_support_many` (for batching)."""
+        return self.dim
+
+
+def _closed_form(value: float) -> GaussianWidth:
+    return GaussianWidth(value=value, low=value, high=value, method="closed-form")
+
+
+def _init_set(obj: object, var: Variable | int) -> None:
+    dim = dimension_of(var)
+    object.__setattr__(obj, "dim", dim)
+    object.__setattr__(obj, "variable", var if isinstance(var, Variable) else None)
+
+
+_QUAD = {"epsabs": 1e-13, "epsrel": 1e-12, "limit": 500}
+
+
+def _expected_max_abs_gaussian(p: int) -> tuple[float, float, float]:
+    """``E max_i |g_i|`` for p iid standard normals by exact quadrature.
+
+    ``E M = ∫₀^∞ P(M > t) dt = ∫₀^∞ 1 − (2Φ(t) − 1)^p dt``, integrated on
+    ``[0, T]`` with ``T = √(2 log 2p) + 12`` and the integrand evaluated as
+    ``−expm1(p · log1p(−2Φ(−t)))`` (no cancellation for large p).  The tail
+    beyond T is at most ``∫_T^∞ 2p Φ(−t) dt ≤ 2p φ(T)`` (below 1e-30).
+
+    Returns ``(value, low, high)``.
+    """
+    t_mid = math.sqrt(2.0 * math.log(2.0 * p))
+    upper = t_mid + 12.0
+
+    def integrand(t: float) -> float:
+        return -math.expm1(p * math.log1p(-2.0 * special.ndtr(-t)))
+
+    value, err = integrate.quad(integrand, 0.0, upper, points=[t_mid], **_QUAD)
+    tail = 2.0 * p * math.exp(-0.5 * upper * upper) / math.sqrt(2.0 * math.pi)
+    return value, value - err, value + err + tail
+
+
+def _expected_max_gaussian(p: int) -> tuple[float, float, float]:
+    """``E max_i g_i`` for p iid standard normals by exact quadrature.
+
+    Integrating ``E M = ∫ t · p φ(t) Φ(t)^{p−1} dt`` by parts gives
+    ``E M = ∫₀^∞ (1 − Φ(t)^p) dt − ∫_{−∞}^0 Φ(t)^p dt`` whose integrands are
+    smooth and monotone; they are evaluated through ``log Φ`` (``log_ndtr``).
+    The positive part is cut at ``T = √(2 log p) + 12`` (tail ≤ ``p φ(T)``), the
+    negative part at ``−12`` (tail ≤ ``φ(12)`` ≈ 5e-32).
+
+    Returns ``(value, low, high)``.
+    """
+    if p == 1:
+        return 0.0, 0.0, 0.0
+    t_mid = math.sqrt(2.0 * math.log(p))
+    upper = t_mid + 12.0
+    lower = 12.0
+
+    def pos(t: float) -> float:
+        return -math.expm1(p * float(special.log_ndtr(t)))
+
+    def neg(t: float) -> float:
+        return math.exp(p * float(special.log_ndtr(t)))
+
+    v_pos, e_pos = integrate.quad(pos, 0.0, upper, points=[t_mid], **_QUAD)
+    v_neg, e_neg = integrate.quad(neg, -lower, 0.0, **_QUAD)
+    tail_pos = p * math.exp(-0.5 * upper * upper) / math.sqrt(2.0 * math.pi)
+    tail_neg = math.exp(-0.5 * lower * lower) / math.sqrt(2.0 * math.pi)
+    value = v_pos - v_neg
+    return value, value - e_pos - e_neg - tail_neg, value + e_pos + e_neg + tail_pos
+
+
+# ---------------------------------------------------------------------------
+# Norm balls
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, init=False)
+class L1Ball(ConstraintSet):
+    """The ℓ1 ball ``{v ∈ ℝ^p : ‖v‖₁ ≤ r}`` (the LASSO constraint).
+
+    Parameters
+    ----------
+    var : Variable or int
+        The variable the set constrains, or its dimension p.
+    radius : float
+        The radius r (positive, finite).
+
+    Notes
+    -----
+    The LMO returns the vertex ``−r·sgn(g_i)·e_i`` at the first index of the
+    largest ``|g_i|``, with ``sgn(0) := −1`` (so ``g = 0`` gives ``r·e_0``):
+    the answer is always one of the 2p vertices.  Projection is the
+    sort-based simplex projection applied to ``|v|`` (Duchi et al. 2008).
+    """
+
+    dim: int
+    r: float
+    variable: Variable | None = field(default=None, compare=False)
+
+    def __init__(self, var: Variable | int, radius: float) -> None:
+        _init_set(self, var)
+        object.__setattr__(self, "r", _positive_finite(radius, "L1Ball radius"))
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        i = int(np.argmax(np.abs(g)))
+        return _unit(self.dim, i, -self.r if g[i] > 0 else self.r)
+
+    def _support(self, g: np.ndarray) -> float:
+        return self.r * float(np.max(np.abs(g)))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return self.r * np.max(np.abs(G), axis=1)
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        if np.sum(np.abs(v)) <= self.r:
+            return v.copy()
+        return np.sign(v) * _project_simplex(np.abs(v), self.r)
+
+    def center(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def _radius(self, norm: Norm) -> float:
+        return self.r  # the vertices ±r e_i have every ℓq norm equal to r
+
+    def _diameter(self, norm: Norm) -> float:
+        return 2.0 * self.r
+
+    @property
+    def is_symmetric(self) -> bool:
+        return True
+
+    @property
+    def n_vertices(self) -> int:
+        return 2 * self.dim
+
+    def _vertices(self) -> np.ndarray:
+        """Rows ``r·e_0, …, r·e_{p−1}, −r·e_0, …, −r·e_{p−1}``."""
+        eye = self.r * np.eye(self.dim)
+        return np.vstack([eye, -eye])
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``G = r · E max_i |g_i|`` by exact quadrature (≈ r√(2 log 2p)); sampling arguments unused."""
+        value, low, high = _expected_max_abs_gaussian(self.dim)
+        return GaussianWidth(self.r * value, self.r * low, self.r * high, "quadrature")
+
+
+@dataclass(frozen=True, init=False)
+class L2Ball(ConstraintSet):
+    """The Euclidean ball ``{v ∈ ℝ^p : ‖v‖₂ ≤ r}``.
+
+    Parameters
+    ----------
+    var : Variable or int
+        The variable the set constrains, or its dimension p.
+    radius : float
+        The radius r (positive, finite).
+
+    Notes
+    -----
+    The LMO returns ``−r·g/‖g‖₂``, and ``r·e_0`` for ``g = 0``.  The ball has
+    infinitely many extreme points, so :meth:`vertices` refuses.
+    """
+
+    dim: int
+    r: float
+    variable: Variable | None = field(default=None, compare=False)
+
+    def __init__(self, var: Variable | int, radius: float) -> None:
+        _init_set(self, var)
+        object.__setattr__(self, "r", _positive_finite(radius, "L2Ball radius"))
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        n = float(np.linalg.norm(g))
+        if n == 0.0:
+            return _unit(self.dim, 0, self.r)
+        return (-self.r / n) * g
+
+    def _support(self, g: np.ndarray) -> float:
+        return self.r * float(np.linalg.norm(g))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return self.r * np.linalg.norm(G, axis=1)
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        n = float(np.linalg.norm(v))
+        if n <= self.r:
+            return v.copy()
+        return (self.r / n) * v
+
+    def _distance(self, v: np.ndarray) -> float:
+        return max(float(np.linalg.norm(v)) - self.r, 0.0)
+
+    def center(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def _radius(self, norm: Norm) -> float:
+        # max ‖v‖₁ over the ball is r√p (at r·1/√p); ‖v‖∞ ≤ ‖v‖₂ with equality at r·e_i
+        return self.r * math.sqrt(self.dim) if norm == 1 else self.r
+
+    def _diameter(self, norm: Norm) -> float:
+        return 2.0 * self._radius(norm)
+
+    @property
+    def is_symmetric(self) -> bool:
+        return True
+
+    @property
+    def n_vertices(self) -> float:
+        return math.inf
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``G = r · E‖g‖₂ = r √2 Γ((p+1)/2) / Γ(p/2)`` (closed form); sampling arguments unused.
+
+        The Gamma ratio is the Pochhammer symbol ``(p/2)_{1/2}``
+        (``scipy.special.poch``): no overflow, and unlike a difference of
+        ``gammaln`` values no loss of relative accuracy for large p (≤ 1e-11).
+        """
+        ratio = float(special.poch(0.5 * self.dim, 0.5))
+        return _closed_form(self.r * math.sqrt(2.0) * ratio)
+
+
+@dataclass(frozen=True, init=False)
+class LinfBall(ConstraintSet):
+    """The box ``{v ∈ ℝ^p : ‖v‖∞ ≤ r}``.
+
+    Parameters
+    ----------
+    var : Variable or int
+        The variable the set constrains, or its dimension p.
+    radius : float
+        The half-width r (positive, finite).
+
+    Notes
+    -----
+    The LMO returns ``−r·sgn(g)`` coordinatewise with ``sgn(0) := −1``, i.e.
+    ``+r`` where ``g_i = 0``: the answer is always one of the ``2^p``
+    vertices.  :meth:`vertices` lists them only up to ``max_count``.
+    """
+
+    dim: int
+    r: float
+    variable: Variable | None = field(default=None, compare=False)
+
+    def __init__(self, var: Variable | int, radius: float) -> None:
+        _init_set(self, var)
+        object.__setattr__(self, "r", _positive_finite(radius, "LinfBall radius"))
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        return np.where(g > 0, -self.r, self.r)
+
+    def _support(self, g: np.ndarray) -> float:
+        return self.r * float(np.sum(np.abs(g)))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return self.r * np.sum(np.abs(G), axis=1)
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        return np.clip(v, -self.r, self.r)
+
+    def center(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def _radius(self, norm: Norm) -> float:
+        if norm == 1:
+            return self.r * self.dim
+        if norm == 2:
+            return self.r * math.sqrt(self.dim)
+        return self.r
+
+    def _diameter(self, norm: Norm) -> float:
+        return 2.0 * self._radius(norm)
+
+    @property
+    def is_symmetric(self) -> bool:
+        return True
+
+    @property
+    def n_vertices(self) -> int:
+        return 2**self.dim
+
+    def _vertices(self) -> np.ndarray:
+        """The sign vectors ``r·s``; row j has ``s_i = +1`` where bit i of j is set."""
+        bits = (np.arange(2**self.dim)[:, None] >> np.arange(self.dim)[None, :]) & 1
+        return self.r * (2.0 * bits - 1.0)
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``G = r · E‖g‖₁ = r p √(2/π)`` (closed form); sampling arguments unused."""
+        return _closed_form(self.r * self.dim * math.sqrt(2.0 / math.pi))
+
+
+# ---------------------------------------------------------------------------
+# Simplex
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, init=False)
+class Simplex(ConstraintSet):
+    """The scaled probability simplex ``{v ∈ ℝ^p : v ≥ 0, Σ v = scale}``.
+
+    Parameters
+    ----------
+    var : Variable or int
+        The variable the set constrains, or its dimension p.
+    scale : float
+        The total mass (positive, finite); 1 for the probability simplex.
+
+    Notes
+    -----
+    The LMO returns ``scale·e_i`` at the first index of the smallest ``g_i``.
+    The centre is the uniform vector ``scale/p · 1``.  For p = 1 the set is
+    the single point ``{scale}`` and every diameter is 0.
+    """
+
+    dim: int
+    scale: float
+    variable: Variable | None = field(default=None, compare=False)
+
+    def __init__(self, var: Variable | int, scale: float = 1.0) -> None:
+        _init_set(self, var)
+        object.__setattr__(self, "scale", _positive_finite(scale, "Simplex scale"))
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        return _unit(self.dim, int(np.argmin(g)), self.scale)
+
+    def _support(self, g: np.ndarray) -> float:
+        return self.scale * float(np.max(g))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return self.scale * np.max(G, axis=1)
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        return _project_simplex(v, self.scale)
+
+    def center(self) -> np.ndarray:
+        return np.full(self.dim, self.scale / self.dim)
+
+    def _radius(self, norm: Norm) -> float:
+        return self.scale  # ‖v‖₁ = scale on the set; ℓ2 and ℓ∞ are maximal at the vertices
+
+    def _diameter(self, norm: Norm) -> float:
+        if self.dim == 1:
+            return 0.0
+        return {1: 2.0 * self.scale, 2: math.sqrt(2.0) * self.scale, "inf": self.scale}[norm]
+
+    @property
+    def is_symmetric(self) -> bool:
+        return False
+
+    @property
+    def n_vertices(self) -> int:
+        return self.dim
+
+    def _vertices(self) -> np.ndarray:
+        """Rows ``scale·e_0, …, scale·e_{p−1}``."""
+        return self.scale * np.eye(self.dim)
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``G = scale · E max_i g_i`` by exact quadrature (≈ scale·√(2 log p)); sampling arguments unused."""
+        value, low, high = _expected_max_gaussian(self.dim)
+        return GaussianWidth(self.scale * value, self.scale * low, self.scale * high, "quadrature")
+
+
+# ---------------------------------------------------------------------------
+# Polytope given by vertices
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, init=False, eq=False)
+class VertexPolytope(ConstraintSet):
+    """The convex hull of the rows of a ``(k, p)`` array.
+
+    Parameters
+    ----------
+    vertices : array_like, shape (k, p)
+        Finite points whose convex hull is the set (k ≥ 1, p ≥ 1).  Rows need
+        not be extreme points and may repeat; :attr:`n_vertices` is k, an upper
+        bound on the number of true vertices.
+    variable : Variable, optional
+        The variable the set constrains; its size must be p.
+
+    Notes
+    -----
+    Radii and diameters are maxima over the rows (over pairs of rows for the
+    diameter): a convex function attains its maximum over a polytope at a
+    vertex.  Projection solves the small QP ``min_{λ∈Δ_k} ½‖Vᵀλ − v‖²`` with
+    FISTA (see :meth:`project_with_bound` for the accuracy).  Equality is by
+    value, as for the other sets: two polytopes with the same rows in the same
+    order are equal whatever variable they are attached to.
+    """
+
+    dim: int
+    variable: Variable | None
+    _V: np.ndarray = field(repr=False)
+    _lipschitz: float = field(repr=False)
+
+    def __init__(self, vertices: np.ndarray, *, variable: Variable | None = None) -> None:
+        try:
+            V = np.array(vertices, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ModelError("VertexPolytope vertices must be a numeric (k, p) array") from None
+        if V.ndim != 2:
+            raise ModelError(
+                f"VertexPolytope vertices must be a 2-D (k, p) array, got {V.ndim} dimension(s)"
+            )
+        if V.shape[0] == 0 or V.shape[1] == 0:
+            raise ModelError(f"VertexPolytope needs at least one vertex of positive dimension, got shape {V.shape}")
+        if not np.all(np.isfinite(V)):
+            raise ModelError("VertexPolytope vertices contain NaN or inf entries")
+        if variable is not None:
+            if not isinstance(variable, Variable):
+                raise ModelError(f"variable must be a Variable, got {type(variable).__name__}")
+            if variable.size != V.shape[1]:
+                raise ModelError(
+                    f"vertices have dimension {V.shape[1]} but the variable has size {variable.size}"
+                )
+        V.flags.writeable = False
+        object.__setattr__(self, "dim", int(V.shape[1]))
+        object.__setattr__(self, "variable", variable)
+        object.__setattr__(self, "_V", V)
+        # Lipschitz constant of λ ↦ V(Vᵀλ − v): the largest eigenvalue of V Vᵀ.
+        object.__setattr__(self, "_lipschitz", float(np.linalg.norm(V, 2)) ** 2)
+
+    def __repr__(self) -> str:
+        name = f", variable={self.variable.name!r}" if self.variable is not None else ""
+        return f"VertexPolytope(k={self._V.shape[0]}, dim={self.dim}{name})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, VertexPolytope):
+            return NotImplemented
+        return bool(np.array_equal(self._V, other._V))
+
+    def __hash__(self) -> int:
+        return hash((self._V.shape, self._V.tobytes()))
+
+    # -- linear optimisation ---------------------------------------------------
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        return self._V[int(np.argmin(self._V @ g))].copy()
+
+    def _support(self, g: np.ndarray) -> float:
+        return float(np.max(self._V @ g))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return np.max(G @ self._V.T, axis=1)
+
+    def _support_cost(self) -> int:
+        return max(self.dim, self._V.shape[0])
+
+    # -- projection ------------------------------------------------------------
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        return self._project_with_bound(v, None, 20_000)[0]
+
+    def project_with_bound(
+        self, v: np.ndarray, *, tol: float | None = None, max_iter: int = 20_000
+    ) -> tuple[np.ndarray, float]:
+        """Euclidean projection onto the hull, with a certified error bound.
+
+        Solves ``min_{λ∈Δ_k} ½‖Vᵀλ − v‖²`` by FISTA (Beck & Teboulle 2009,
+        step ``1/‖V‖₂²``) with gradient-based adaptive restart (O'Donoghue &
+        Candès 2015).  Every 10 iterations the support of λ is polished: the
+        point is replaced by the projection of ``v`` onto the affine hull of
+        the active rows when that lies in their convex hull, which makes the
+        answer exact up to rounding once the optimal face is identified.
+
+        The returned ``bound`` certifies ``‖x − P_C(v)‖₂ ≤ bound`` for the
+        point ``x ∈ C``: with ``∇ = x − v`` and the Frank–Wolfe gap
+        ``gap = ⟨∇, x⟩ − min_i ⟨∇, V_i⟩``, 1-strong convexity of ``½‖· − v‖²``
+        gives ``‖x − P_C(v)‖₂ ≤ √(2·gap)``, and the obtuse-angle property of
+        projections gives ``‖x − P_C(v)‖₂ ≤ ‖x − v‖₂``; ``bound`` is the
+        smaller.  Iteration stops when ``bound ≤ tol`` (default
+        ``1e-9 · max(1, ‖C‖₂, ‖v‖₂)``), when the gap is at the level of
+        floating-point rounding (the bound is then about ``1e-8 · scale``
+        while the point is typically exact to ~1e-15), or after ``max_iter``
+        iterations (with a ``RuntimeWarning``).
+
+        Returns
+        -------
+        x : numpy.ndarray, shape (dim,)
+            The projection; always a convex combination of the rows.
+        bound : float
+            The certified bound on the distance to the exact projection.
+        """
+        v = _check_vector(v, self.dim, "v")
+        if tol is not None and not (tol > 0):
+            raise ModelError(f"tol must be positive, got {tol!r}")
+        return self._project_with_bound(v, tol, _positive_int(max_iter, "max_iter"))
+
+    def _certificate(self, x: np.ndarray, v: np.ndarray) -> tuple[float, bool]:
+        """A bound on ‖x − P_C(v)‖₂ for x ∈ C, and whether the Frank–Wolfe gap is at rounding level."""
+        grad = x - v
+        gap = max(float(grad @ x - np.min(self._V @ grad)), 0.0)
+        vmax = float(np.max(np.abs(self._V)))
+        floor = 64.0 * np.finfo(float).eps * float(np.sum(np.abs(grad))) * max(vmax, float(np.max(np.abs(x))))
+        bound = min(math.sqrt(2.0 * gap), float(np.linalg.norm(grad)))
+        return bound, bool(gap <= floor)
+
+    def _polish(self, lam: np.ndarray, v: np.ndarray) -> np.ndarray | None:
+        """Weights of the projection of v onto the affine hull of the active rows, if feasible."""
+        active = np.flatnonzero(lam > 0)
+        P = self._V[active]
+        base = P[0]
+        if active.size == 1:
+            mu = np.ones(1)
+        else:
+            D = P[1:] - base
+            c = np.linalg.lstsq(D.T, v - base, rcond=None)[0]
+            mu = np.concatenate([[1.0 - c.sum()], c])
+            if mu.min() < -1e-9:
+                return None
+            mu = np.maximum(mu, 0.0)
+            total = mu.sum()
+            if not total > 0:
+                return None
+            mu /= total
+        out = np.zeros_like(lam)
+        out[active] = mu
+        return out
+
+    def _project_with_bound(
+        self, v: np.ndarray, tol: float | None, max_iter: int
+    ) -> tuple[np.ndarray, float]:
+        V = self._V
+        k = V.shape[0]
+        if tol is None:
+            tol = 1e-9 * max(1.0, self.radius(2), float(np.linalg.norm(v)))
+        if k == 1 or self._lipschitz == 0.0:
+            x = V[0].copy()
+            return x, 0.0  # a single point: its own projection, exactly
+        step = 1.0 / self._lipschitz
+        Vv = V @ v
+        lam = np.zeros(k)
+        lam[int(np.argmin(np.sum((V - v) ** 2, axis=1)))] = 1.0  # nearest row
+        y = lam.copy()
+        t = 1.0
+        best_lam, best_bound = lam, math.inf
+        for it in range(1, max_iter + 1):
+            grad = V @ (V.T @ y) - Vv
+            lam_new = _project_simplex(y - step * grad, 1.0)
+            if float(grad @ (lam_new - lam)) > 0.0:  # adaptive restart
+                t = 1.0
+                y = lam_new
+            else:
+                t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+                y = lam_new + ((t - 1.0) / t_new) * (lam_new - lam)
+                t = t_new
+            lam = lam_new
+            if it % 10 and it != max_iter:
+                continue
+            polished = self._polish(lam, v)
+            candidates = [lam] if polished is None else [polished, lam]
+            for cand in candidates:
+                x = V.T @ cand
+                bound, at_rounding_level = self._certificate(x, v)
+                if bound < best_bound:
+                    best_lam, best_bound = cand, bound
+                if bound <= tol or at_rounding_level:
+                    return x, bound
+            if polished is not None:  # continue from the better point
+                lam = y = best_lam
+                t = 1.0
+        warnings.warn(
+            f"VertexPolytope projection (k={k}, dim={self.dim}) stopped after max_iter={max_iter} "
+            f"iterations above tol={tol:.3g}; raise max_iter for a tighter answer",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return V.T @ best_lam, best_bound
+
+    # -- geometry --------------------------------------------------------------
+
+    def center(self) -> np.ndarray:
+        """The mean of the rows."""
+        return self._V.mean(axis=0)
+
+    def _radius(self, norm: Norm) -> float:
+        return float(np.max(_vector_norm(self._V, norm, axis=1)))
+
+    def _diameter(self, norm: Norm) -> float:
+        V = self._V
+        k = V.shape[0]
+        block = max(1, _BATCH_FLOATS // (k * self.dim))
+        best = 0.0
+        for start in range(0, k, block):
+            diff = V[start : start + block, None, :] - V[None, :, :]
+            best = max(best, float(np.max(_vector_norm(diff, norm, axis=2))))
+        return best
+
+    @property
+    def is_symmetric(self) -> bool:
+        """Whether the set of rows is exactly closed under negation.
+
+        A sufficient, not a necessary, condition for ``C = −C`` (an interior
+        row without its negation makes this False even if the hull is
+        symmetric).
+        """
+        rows = np.unique(self._V + 0.0, axis=0)  # + 0.0 maps −0.0 to 0.0
+        neg = np.unique(-self._V + 0.0, axis=0)
+        return rows.shape == neg.shape and bool(np.array_equal(rows, neg))
+
+    # -- vertices --------------------------------------------------------------
+
+    @property
+    def n_vertices(self) -> int:
+        return int(self._V.shape[0])
+
+    def _vertices(self) -> np.ndarray:
+        """A copy of the given rows, in the given order."""
+        return self._V.copy()

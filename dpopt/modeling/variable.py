@@ -1,0 +1,44 @@
+"""Decision variables: the parameter vector θ and its domain."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from dpopt.errors import ModelError
+
+_counter = itertools.count()
+
+
+@dataclass(frozen=True, eq=False)
+class Variable:
+    """The parameter vector θ ∈ ℝ^size of a problem.
+
+    Parameters
+    ----------
+    size : int
+        Dimension of θ.
+    name : str, optional
+        A name for summaries and compiled models.
+    """
+
+    size: int
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size <= 0:
+            raise ModelError(f"Variable size must be a positive integer, got {self.size!r}")
+        if not self.name:
+            object.__setattr__(self, "name", f"theta{next(_counter)}")
+
+    def __repr__(self) -> str:
+        return f"Variable({self.size}, name={self.name!r})"
+
+
+def dimension_of(obj: object) -> int:
+    """The dimension named by a :class:`Variable` or a positive int."""
+    if isinstance(obj, Variable):
+        return obj.size
+    if isinstance(obj, int) and not isinstance(obj, bool) and obj > 0:
+        return obj
+    raise ModelError(f"expected a Variable or a positive integer dimension, got {type(obj).__name__}")

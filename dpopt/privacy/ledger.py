@@ -1,0 +1,316 @@
+"""The privacy ledger: every release is charged here.
+
+Composition is *basic* (sequential) composition: k mechanisms that are
+(ε_i, δ_i)-DP are jointly (Σε_i, Σδ_i)-DP (Dwork & Roth 2014, Theorem 3.16).  It
+is valid for any mix of mechanisms and any adaptivity, and loose for many small
+Gaussian charges.  A tighter accountant (dp-accounting's RDP or PLD accountants,
+which need the mechanism *type and noise*, not just (ε, δ)) can replace it later:
+all of the composition lives in :meth:`Ledger._compose`, so a subclass or a
+future version swaps that one method.
+
+Charges are never refunded.  When a mechanism ran but released nothing (an
+uncertified oracle, an exception after the noise was drawn), the charge stays
+spent and is marked ``released=False``: the noise was drawn and the computation
+touched the data, and whether it failed can itself depend on the data.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time as _time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from dpopt.errors import BudgetExceededError, PrivacyParameterError
+from dpopt.privacy.calibration import check_epsilon_delta
+
+__all__ = ["Charge", "Ledger"]
+
+_REL_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One entry of a :class:`Ledger`.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The privacy cost of this charge.
+    label : str
+        What was computed (a problem summary; never data values).
+    mechanism : str
+        The mechanism's name.
+    released : bool
+        False when the computation ran but its output was withheld.  The budget is
+        spent either way.
+    time : float
+        ``time.time()`` when the charge was made.
+    """
+
+    epsilon: float
+    delta: float
+    label: str
+    mechanism: str
+    released: bool
+    time: float
+
+
+def _check_budget(value: float | None, name: str, *, allow_zero: bool) -> float | None:
+    if value is None:
+        return None
+    allowed = "[0, 1)" if allow_zero else "(0, inf)"
+    try:
+        if allow_zero:
+            return check_epsilon_delta(1.0, value, allow_zero_delta=True)[1]
+        return check_epsilon_delta(value, 0.0)[0]
+    except PrivacyParameterError:
+        raise PrivacyParameterError(
+            f"{name} must be None (no limit) or a finite number in {allowed}, got {value!r}"
+        ) from None
+
+
+def _fmt(eps: float | None, delta: float | None) -> str:
+    e = "unlimited" if eps is None else f"{eps:.6g}"
+    d = "unlimited" if delta is None else f"{delta:.6g}"
+    return f"(ε={e}, δ={d})"
+
+
+class Ledger:
+    """A thread-safe privacy accountant with an optional (ε, δ) budget.
+
+    Parameters
+    ----------
+    epsilon_budget : float or None, default None
+        Total ε allowed (finite, > 0); None for no limit (the ledger only records).
+    delta_budget : float or None, default None
+        Total δ allowed, in [0, 1) (0 allows pure-DP charges only); None for no limit.
+
+    Notes
+    -----
+    Composition is basic composition, ``spent = (Σε, Σδ)``, computed by
+    :meth:`_compose`.  A charge that would take ``spent`` above a budget is
+    refused (:class:`~dpopt.errors.BudgetExceededError`) and nothing is recorded.
+    A relative tolerance of 1e-12 lets a budget be spent exactly in pieces (ten
+    charges of 0.1 against a budget of 1.0).
+
+    Examples
+    --------
+    >>> ledger = Ledger(epsilon_budget=1.0, delta_budget=1e-6)
+    >>> _ = ledger.charge(0.5, 1e-7, label="mean", mechanism="gaussian")
+    >>> ledger.remaining
+    (0.5, 9e-07)
+    """
+
+    def __init__(
+        self, epsilon_budget: float | None = None, delta_budget: float | None = None
+    ) -> None:
+        self._epsilon_budget = _check_budget(epsilon_budget, "epsilon_budget", allow_zero=False)
+        self._delta_budget = _check_budget(delta_budget, "delta_budget", allow_zero=True)
+        self._charges: list[Charge] = []
+        self._lock = threading.Lock()
+
+    # -- composition ------------------------------------------------------------------
+    def _compose(self, charges: Sequence[Charge]) -> tuple[float, float]:
+        """Total (ε, δ) of ``charges`` under basic composition (Σε, Σδ).
+
+        Override (or replace) this method to use a tighter accountant.
+        """
+        return (
+            math.fsum(c.epsilon for c in charges),
+            math.fsum(c.delta for c in charges),
+        )
+
+    def _fits(self, epsilon: float, delta: float, charges: Sequence[Charge]) -> bool:
+        probe = Charge(epsilon, delta, "", "", True, 0.0)
+        eps_total, delta_total = self._compose([*charges, probe])
+        if self._epsilon_budget is not None and eps_total > self._epsilon_budget * (1.0 + _REL_TOL):
+            return False
+        if self._delta_budget is not None and delta_total > self._delta_budget * (1.0 + _REL_TOL):
+            return False
+        return True
+
+    def _refusal(self, epsilon: float, delta: float, charges: Sequence[Charge], what: str) -> str:
+        spent = self._compose(charges)
+        return (
+            f"{what} {_fmt(epsilon, delta)} would exceed the privacy budget "
+            f"{_fmt(self._epsilon_budget, self._delta_budget)}: already spent {_fmt(*spent)}, "
+            f"remaining {_fmt(*self._remaining(spent))}. Lower epsilon/delta, or use a ledger "
+            "with a larger budget (a budget should be fixed before looking at the data)."
+        )
+
+    def _remaining(self, spent: tuple[float, float]) -> tuple[float | None, float | None]:
+        eps = None if self._epsilon_budget is None else max(self._epsilon_budget - spent[0], 0.0)
+        dlt = None if self._delta_budget is None else max(self._delta_budget - spent[1], 0.0)
+        return eps, dlt
+
+    # -- public API -------------------------------------------------------------------
+    def charge(
+        self,
+        epsilon: float,
+        delta: float,
+        *,
+        label: str = "",
+        mechanism: str = "",
+        released: bool = True,
+    ) -> Charge:
+        """Record a charge of (ε, δ) and return it.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The cost; validated with :func:`~dpopt.privacy.check_epsilon_delta`.
+        label : str, optional
+            What was computed (no data values).
+        mechanism : str, optional
+            The mechanism's name.
+        released : bool, default True
+            Whether the output is released (see :meth:`mark_unreleased`).
+
+        Returns
+        -------
+        Charge
+            The recorded entry.
+
+        Raises
+        ------
+        PrivacyParameterError
+            For invalid (ε, δ).
+        BudgetExceededError
+            If the charge would exceed a budget; nothing is recorded then.
+        """
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        entry = Charge(
+            epsilon=eps,
+            delta=dlt,
+            label=str(label),
+            mechanism=str(mechanism),
+            released=bool(released),
+            time=_time.time(),
+        )
+        with self._lock:
+            if not self._fits(eps, dlt, self._charges):
+                raise BudgetExceededError(self._refusal(eps, dlt, self._charges, "a charge of"))
+            self._charges.append(entry)
+        return entry
+
+    def can_afford(self, epsilon: float, delta: float) -> bool:
+        """Whether a charge of (ε, δ) would currently fit in the budget.
+
+        Raises
+        ------
+        PrivacyParameterError
+            For invalid (ε, δ).
+        """
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        with self._lock:
+            return self._fits(eps, dlt, self._charges)
+
+    def require(self, epsilon: float, delta: float) -> None:
+        """Raise unless a charge of (ε, δ) would currently fit; charge nothing.
+
+        Use it to fail before any work.  It does not reserve budget: another thread
+        may spend it before :meth:`charge` is called, and ``charge`` checks again.
+
+        Raises
+        ------
+        PrivacyParameterError
+            For invalid (ε, δ).
+        BudgetExceededError
+            If the charge would not fit.
+        """
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        with self._lock:
+            if not self._fits(eps, dlt, self._charges):
+                raise BudgetExceededError(self._refusal(eps, dlt, self._charges, "a request of"))
+
+    def mark_unreleased(self, charge: Charge) -> Charge:
+        """Mark a recorded charge as not released; the budget stays spent.
+
+        Parameters
+        ----------
+        charge : Charge
+            An entry returned by :meth:`charge` on this ledger.
+
+        Returns
+        -------
+        Charge
+            The replacement entry (a copy with ``released=False``).
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``charge`` is not an entry of this ledger.
+        """
+        with self._lock:
+            index = next((i for i, c in enumerate(self._charges) if c is charge), None)
+            if index is None:  # an equal copy (e.g. unpickled) identifies the entry too
+                index = next((i for i, c in enumerate(self._charges) if c == charge), None)
+            if index is None:
+                raise PrivacyParameterError(
+                    "mark_unreleased: that charge is not recorded in this ledger; pass the "
+                    "Charge returned by this ledger's charge()"
+                )
+            entry = self._charges[index]
+            if not entry.released:
+                return entry
+            updated = replace(entry, released=False)
+            self._charges[index] = updated
+            return updated
+
+    @property
+    def epsilon_budget(self) -> float | None:
+        """The ε budget (None: unlimited)."""
+        return self._epsilon_budget
+
+    @property
+    def delta_budget(self) -> float | None:
+        """The δ budget (None: unlimited)."""
+        return self._delta_budget
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(ε, δ) spent so far, under :meth:`_compose`."""
+        with self._lock:
+            return self._compose(self._charges)
+
+    @property
+    def remaining(self) -> tuple[float | None, float | None]:
+        """(ε, δ) left, each None when that budget is unlimited (never negative)."""
+        with self._lock:
+            return self._remaining(self._compose(self._charges))
+
+    @property
+    def charges(self) -> tuple[Charge, ...]:
+        """All charges, oldest first (released or not)."""
+        with self._lock:
+            return tuple(self._charges)
+
+    def summary(self) -> str:
+        """A readable multi-line account: budget, spent, remaining and every charge."""
+        with self._lock:
+            charges = tuple(self._charges)
+            spent = self._compose(charges)
+            remaining = self._remaining(spent)
+        lines = [
+            f"Ledger (basic composition): budget {_fmt(self._epsilon_budget, self._delta_budget)}",
+            f"  spent     {_fmt(*spent)} in {len(charges)} charge(s)",
+            f"  remaining {_fmt(*remaining)}",
+        ]
+        for k, c in enumerate(charges, 1):
+            stamp = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(c.time))
+            status = "released" if c.released else "NOT released (budget spent)"
+            name = c.mechanism or "-"
+            label = f" {'; '.join(c.label.splitlines())}" if c.label else ""
+            lines.append(
+                f"  {k:>3}. {stamp}  ε={c.epsilon:.6g} δ={c.delta:.6g}  {name}{label}  [{status}]"
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        eps, dlt = self.spent
+        return (
+            f"Ledger(budget={_fmt(self._epsilon_budget, self._delta_budget)}, "
+            f"spent={_fmt(eps, dlt)}, charges={len(self.charges)})"
+        )
