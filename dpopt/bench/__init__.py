@@ -1,0 +1,55 @@
+"""Shipped benchmarks, run with ``dpopt bench NAME [args...]``.
+
+Each benchmark is a module with ``main(argv: list[str]) -> int`` and a
+module docstring whose first line describes it.  Baselines are measured in the
+same run as dpopt (never copied from papers), so results are comparable on the
+machine at hand.  Benchmarks live inside the package so ``dpopt bench`` works
+from any directory after ``pip install dpopt``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from dpopt.errors import DpoptError
+
+__all__ = ["BENCHMARKS", "UnknownBenchmarkError", "describe", "get", "names"]
+
+#: benchmark name -> module path (imported lazily: a benchmark's baselines are optional)
+BENCHMARKS: dict[str, str] = {
+    "objective-perturbation": "dpopt.bench.objective_perturbation",
+}
+
+
+class UnknownBenchmarkError(DpoptError, KeyError):
+    """A benchmark name that is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the sentence readable
+        return str(self.args[0]) if self.args else ""
+
+
+def names() -> list[str]:
+    """The registered benchmark names, sorted."""
+    return sorted(BENCHMARKS)
+
+
+def get(name: str) -> ModuleType:
+    """The module of benchmark ``name`` (it has ``main(argv) -> int``).
+
+    Raises
+    ------
+    UnknownBenchmarkError
+        Naming the known benchmarks.
+    """
+    if name not in BENCHMARKS:
+        raise UnknownBenchmarkError(
+            f"unknown benchmark {name!r}; known benchmarks: {', '.join(names())}"
+        )
+    return importlib.import_module(BENCHMARKS[name])
+
+
+def describe(name: str) -> str:
+    """The first line of the benchmark module's docstring."""
+    doc = get(name).__doc__ or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""

@@ -205,6 +205,8 @@ def _profile(mu: float, epsilon: float) -> tuple[float, float, float]:
     * a ≥ 0, ε > 1: δ = Φ(a) − ½ e^{−a²/2} erfcx(−b/√2) (here δ is not small).
     """
     eps_m = _MACHINE_EPS
+    if mu <= 0.0:  # σ = ∞ (or exp underflow in the root finder): no privacy loss
+        return 0.0, 0.0, _LOG_ZERO
     a = mu / 2.0 - epsilon / mu
     b = -mu / 2.0 - epsilon / mu
     if not (math.isfinite(a) and math.isfinite(b)):  # ε/μ overflows: δ < 1e-300000

@@ -1,0 +1,138 @@
+"""Objective and output perturbation: validation before any solve, fail-closed
+behaviour, the ledger, the release record and the noise normalisation."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import dpopt as dp
+from dpopt.errors import (
+    BudgetExceededError,
+    MechanismError,
+    PrivacyParameterError,
+    UncertifiedOracleError,
+    UnknownSolverError,
+)
+from dpopt.mechanisms.objective_perturbation import gaussian_objective_sigma
+
+
+def _logistic(n=200, d=3, seed=0, constraint=True, lam=None):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ np.ones(d) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    data = dp.Dataset(X, y, x_bound=1.0)
+    th = dp.Variable(d)
+    return dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 5.0) if constraint else None,
+                      regularizer=None if lam is None else dp.L2Squared(th, lam))
+
+
+@pytest.mark.parametrize("eps,delta", [(0, 0), (-1, 0), (math.nan, 0), (math.inf, 0), (1, 1.0), (1, -0.1), (1, math.nan)])
+@pytest.mark.parametrize("mech", [dp.ObjectivePerturbation, dp.OutputPerturbation])
+def test_privacy_parameters_are_checked(mech, eps, delta):
+    with pytest.raises(PrivacyParameterError):
+        mech(eps, delta)
+
+
+def test_bad_problems_fail_before_any_solver_runs():
+    ledger = dp.Ledger()
+    p = _logistic()
+    with pytest.raises(MechanismError, match="strongly convex"):
+        dp.OutputPerturbation(1.0, ledger=ledger).run(p)
+    hinge = dp.Problem(dp.HingeLoss(p.loss.data, p.loss.variable), constraint=p.constraint)
+    with pytest.raises(MechanismError, match="Hessian"):
+        dp.ObjectivePerturbation(1.0, ledger=ledger).run(hinge)
+    rng = np.random.default_rng(0)
+    reg = dp.Dataset(rng.uniform(-0.5, 0.5, (20, 2)), rng.uniform(-1, 1, 20), x_bound=1.0, y_bound=1.0)
+    th = dp.Variable(2)
+    with pytest.raises(MechanismError, match="Lipschitz"):
+        dp.ObjectivePerturbation(1.0, ledger=ledger).run(dp.Problem(dp.SquaredLoss(reg, th)))
+    with pytest.raises(UnknownSolverError, match="clarabel"):
+        dp.ObjectivePerturbation(1.0, ledger=ledger).run(p, solver="cplex-pro")
+    assert ledger.charges == ()  # nothing ran, nothing charged
+
+
+def test_release_record_and_reproducibility():
+    p = _logistic()
+    r1 = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(p, solver="scipy", seed=7)
+    r2 = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(p, solver="scipy", seed=7)
+    assert np.array_equal(r1.theta, r2.theta)
+    assert r1.private and r1.seed.user_seeded and r1.seed.seed == 7
+    assert (r1.epsilon, r1.delta) == (1.0, 1e-6)
+    assert r1.oracle_calls[0].certified and r1.oracle_calls[0].recheck["distance_bound"] <= 1e-6
+    assert "ObjectivePerturbation" in r1.summary() and "(1, 1e-06)-DP" in r1.summary()
+    d = json.loads(r1.to_json())
+    assert len(d["theta"]) == 3 and d["epsilon"] == 1.0 and d["oracle_calls"][0]["certified"]
+    r3 = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(p, solver="scipy")
+    assert not r3.seed.user_seeded and r3.seed.seed is None
+    assert not np.array_equal(r1.theta, r3.theta)
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "scipy", "scs"])
+def test_mechanisms_run_on_each_capable_backend(solver):
+    p = _logistic(lam=1e-2)
+    for mech in (dp.ObjectivePerturbation(2.0, 1e-6, tolerance=1e-5, ledger=dp.Ledger()),
+                 dp.OutputPerturbation(2.0, 1e-6, tolerance=1e-5, ledger=dp.Ledger())):
+        r = mech.run(p, solver=solver, seed=1)
+        assert r.private and r.oracle_calls[0].backend == solver
+
+
+def test_uncertified_oracle_fails_closed_and_still_charges():
+    ledger = dp.Ledger()
+    p = _logistic(n=3000, d=20, constraint=True)
+    mech = dp.ObjectivePerturbation(1.0, 1e-6, ledger=ledger, tolerance=1e-12)
+    with pytest.raises(UncertifiedOracleError) as e:
+        mech.run(p, solver="scipy", time_limit=1e-4, seed=0)
+    assert "NOT certified" in str(e.value)
+    assert e.value.certificate is not None and not e.value.certificate.certified
+    assert ledger.spent == (1.0, 1e-6)
+    assert not ledger.charges[0].released
+    unsafe = dp.ObjectivePerturbation(1.0, 1e-6, ledger=ledger, tolerance=1e-12, on_uncertified="release-unsafe")
+    r = unsafe.run(p, solver="scipy", time_limit=1e-4, seed=0)
+    assert not r.private and "NONE" in r.guarantee
+
+
+def test_ledger_budget_is_enforced_before_solving():
+    ledger = dp.Ledger(epsilon_budget=1.5)
+    p = _logistic()
+    dp.ObjectivePerturbation(1.0, ledger=ledger).run(p, solver="scipy", seed=0)
+    with pytest.raises(BudgetExceededError):
+        dp.ObjectivePerturbation(1.0, ledger=ledger).run(p, solver="scipy", seed=1)
+    assert len(ledger.charges) == 1
+
+
+def test_objective_noise_is_scaled_for_the_average_loss():
+    """With x = 0 every loss is constant, so θ = −β/ζ exactly: the spread of nζθ is
+    the documented unnormalized σ, i.e. the linear term on the *average* loss is σ/n."""
+    n, d = 50, 2
+    data = dp.Dataset(np.zeros((n, d)), np.ones(n), x_bound=1.0)
+    th = dp.Variable(d)
+    p = dp.Problem(dp.LogisticLoss(data, th))
+    mech = dp.ObjectivePerturbation(1.0, 1e-5, ledger=dp.Ledger())
+    draws = np.array([mech.run(p, solver="scipy", seed=s).theta for s in range(400)])
+    r = mech.run(p, solver="scipy", seed=0)
+    zeta, prm = r.parameters["zeta"], r.parameters
+    sigma = gaussian_objective_sigma(1.0, prm["epsilon_noise"], prm["delta_noise"])
+    assert prm["noise_scale"] == pytest.approx(sigma / n)
+    est = np.std(draws * n * zeta)
+    assert est == pytest.approx(sigma, rel=0.1)
+
+
+def test_jacobian_split_uses_existing_regularization():
+    p = _logistic(lam=1.0)  # λ/(nμ₀) tiny: no extra ζ needed (CMS11)
+    r = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(p, solver="scipy", seed=0)
+    assert r.parameters["zeta"] == 0.0
+    assert r.parameters["epsilon_jacobian"] == pytest.approx(math.log1p(0.25 / 200))
+    q = _logistic(lam=None)
+    r = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(q, solver="scipy", seed=0)
+    assert r.parameters["zeta"] == pytest.approx(0.25 / (200 * math.expm1(0.495)))
+
+
+def test_output_perturbation_sensitivity_and_projection():
+    p = _logistic(lam=0.1)
+    r = dp.OutputPerturbation(1.0, 0.0, project=True, ledger=dp.Ledger()).run(p, solver="scipy", seed=3)
+    assert r.parameters["sensitivity_l2"] == pytest.approx(2 * 1.0 / (200 * 0.1) + 2e-6)
+    assert r.parameters["noise"] == "l2-laplace"
+    assert np.linalg.norm(r.theta) <= 5.0 + 1e-9
