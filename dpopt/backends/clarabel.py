@@ -8,7 +8,6 @@ from dpopt.backends.cvxpy_backend import CvxpyBackend
 from dpopt.backends.registry import register
 from dpopt.backends.result import SolveOptions
 
-
 CLARABEL_MIN_TOLERANCE = 1e-10
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpopt.backends import registry
 from dpopt.backends.base import Backend
-from dpopt.backends.result import OracleStatus, SolveOptions
+from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling import losses as L
 from dpopt.modeling import sets as S
@@ -107,7 +107,7 @@ def _canonical() -> dict[str, Callable[[], Problem]]:
     }
 
 
-def _solve(backend: Backend, problem: Problem, options: SolveOptions) -> Outcome | object:
+def _solve(backend: Backend, problem: Problem, options: SolveOptions) -> Outcome | OracleResult:
     try:
         backend.check(problem)
     except BackendCapabilityError as exc:

@@ -80,7 +80,7 @@ class CvxpyBackend(Backend):
             limit = "time" if options.time_limit is not None and elapsed >= 0.9 * options.time_limit else "iterations"
         x = prepared.theta.value
         sol = None if x is None else np.array(x, dtype=np.float64).reshape(-1)
-        primal = float(prob.value) if prob.value is not None and np.isscalar(prob.value) else math.nan
+        primal = float(prob.value) if isinstance(prob.value, (int, float, np.floating)) else math.nan
         stats = prob.solver_stats
         return OracleResult(
             solution=sol,

@@ -57,29 +57,29 @@ def _phi(loss: L.Loss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Exp
 
 
 @_phi.register
-def _(loss: L.SquaredLoss, z, y, c):  # type: ignore[no-untyped-def]
+def _(loss: L.SquaredLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum_squares(cp.multiply(np.sqrt(c), z - y))
 
 
 @_phi.register
-def _(loss: L.LogisticLoss, z, y, c):  # type: ignore[no-untyped-def]
+def _(loss: L.LogisticLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum(cp.multiply(c, cp.logistic(cp.multiply(-y, z))))
 
 
 @_phi.register
-def _(loss: L.HuberLoss, z, y, c):  # type: ignore[no-untyped-def]
+def _(loss: L.HuberLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     # cvxpy's huber(r, M) = r² for |r| ≤ M, 2M|r| − M² beyond: twice ours
-    return 0.5 * cp.sum(cp.multiply(c, cp.huber(z - y, loss.h)))
+    return 0.5 * cp.sum(cp.multiply(c, cp.huber(z - y, loss.h)))  # type: ignore[arg-type]
 
 
 @_phi.register
-def _(loss: L.SmoothedHingeLoss, z, y, c):  # type: ignore[no-untyped-def]
+def _(loss: L.SmoothedHingeLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     t = cp.pos(1 - cp.multiply(y, z))
-    return cp.sum(cp.multiply(c, cp.huber(t, loss.h))) / (2 * loss.h)
+    return cp.sum(cp.multiply(c, cp.huber(t, loss.h))) / (2 * loss.h)  # type: ignore[arg-type]
 
 
 @_phi.register
-def _(loss: L.HingeLoss, z, y, c):  # type: ignore[no-untyped-def]
+def _(loss: L.HingeLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum(cp.multiply(c, cp.pos(1 - cp.multiply(y, z))))
 
 

@@ -44,6 +44,11 @@ def dual_order(order: float) -> float:
     return order / (order - 1.0)
 
 
+def _inverse(order: float) -> float:
+    """1/p, with 1/∞ = 0."""
+    return 0.0 if order == np.inf else 1.0 / order
+
+
 def _as_finite_array(a: object, name: str, ndim: int) -> np.ndarray:
     try:
         arr = np.array(a, dtype=np.float64)
@@ -176,8 +181,7 @@ class Dataset:
         if target >= src:  # ‖x‖_q ≤ ‖x‖_p for q ≥ p
             return self.x_bound
         # ‖x‖_q ≤ d^(1/q − 1/p) ‖x‖_p for q < p
-        inv = (lambda o: 0.0 if o == np.inf else 1.0 / o)
-        return self.x_bound * d ** (inv(target) - inv(src))
+        return self.x_bound * d ** (_inverse(target) - _inverse(src))
 
     def labels_are_binary(self) -> bool:
         """True when every label is −1 or +1."""

@@ -78,7 +78,7 @@ class Loss(ABC):
         self.variable = variable
         self._check_data()
 
-    def _check_data(self) -> None:
+    def _check_data(self) -> None:  # noqa: B027 — optional hook, not abstract
         """Refuse data the loss is not defined for (override)."""
 
     # -- the scalar link function ------------------------------------------------

@@ -49,8 +49,8 @@ class Problem:
         elif isinstance(regs, (L2Squared, L1Norm)):
             regs = (regs,)
         regs = tuple(regs)  # type: ignore[arg-type]
-        kinds = [type(r) for r in regs]
-        for r in regs:
+        kinds = [type(r) for r in regs]  # type: ignore[var-annotated]
+        for r in regs:  # type: ignore[var-annotated]
             if not isinstance(r, (L2Squared, L1Norm)):
                 raise ModelError(f"unsupported regularizer {type(r).__name__}: use L2Squared or L1Norm")
             if r.dim != self.dim:
