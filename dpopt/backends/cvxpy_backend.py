@@ -26,6 +26,18 @@ _STATUS = {
 }
 
 
+def is_qp(problem: Problem) -> bool:
+    """Whether the compiled problem is a QP (quadratic objective, polyhedral constraints)."""
+    from dpopt.modeling import losses as L
+    from dpopt.modeling import sets as S
+
+    quadratic_loss = isinstance(problem.loss, (L.SquaredLoss, L.HuberLoss))
+    polyhedral = problem.constraint is None or isinstance(
+        problem.constraint, (S.L1Ball, S.LinfBall, S.Simplex, S.VertexPolytope)
+    )
+    return quadratic_loss and polyhedral
+
+
 class CvxpyBackend(Backend):
     """A cvxpy solver as an oracle.  Subclasses set ``solver`` and ``options``."""
 
@@ -36,20 +48,18 @@ class CvxpyBackend(Backend):
     qp_only: ClassVar[bool] = False
 
     def check(self, problem: Problem) -> None:
-        from dpopt.compile.cvxpy_program import compile_cvxpy
-
+        """Structural check (no compilation): QP-only solvers refuse non-QP problems."""
         self.require()
-        prog = compile_cvxpy(problem).problem
-        if self.qp_only and not prog.is_qp():
+        if self.qp_only and not is_qp(problem):
             raise BackendCapabilityError(
-                f"backend {self.name!r} solves only quadratic programs (squared loss, ℓ1/ℓ∞/simplex "
-                f"sets); this problem ({problem.summary()}) is not one: use 'clarabel' or 'scipy'"
+                f"backend {self.name!r} solves only quadratic programs (squared or Huber loss over "
+                f"ℝ^d or a polyhedral set); this problem ({problem.summary()}) is not one: "
+                "use 'clarabel' or 'scipy'"
             )
 
     def prepare(self, problem: Problem) -> Any:
         from dpopt.compile.cvxpy_program import compile_cvxpy
 
-        self.require()
         self.check(problem)
         return compile_cvxpy(problem)
 
