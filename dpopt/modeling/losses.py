@@ -149,6 +149,12 @@ class Loss(ABC):
         return f"{type(self).__name__}({self.data!r})"
 
 
+def _positive_parameter(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ModelError(f"{name} must be positive and finite, got {value!r}")
+    return float(value)
+
+
 def _require_binary(loss: Loss) -> None:
     if not loss.data.labels_are_binary():
         raise ModelError(f"{loss.name} loss needs labels in {{-1, +1}}")
@@ -220,9 +226,7 @@ class HuberLoss(Loss):
     name = "huber"
 
     def __init__(self, data: Dataset, variable: Variable, *, h: float = 1.0) -> None:
-        if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
-            raise ModelError(f"Huber threshold h must be positive and finite, got {h!r}")
-        self.h = float(h)
+        self.h = _positive_parameter(h, "Huber threshold h")
         super().__init__(data, variable)
 
     def _check_data(self) -> None:
@@ -253,9 +257,7 @@ class SmoothedHingeLoss(Loss):
     name = "smoothed-hinge"
 
     def __init__(self, data: Dataset, variable: Variable, *, h: float = 0.5) -> None:
-        if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
-            raise ModelError(f"smoothing width h must be positive and finite, got {h!r}")
-        self.h = float(h)
+        self.h = _positive_parameter(h, "smoothing width h")
         super().__init__(data, variable)
 
     def _check_data(self) -> None:
