@@ -279,7 +279,7 @@ def _highs_ortools_check() -> tuple[bool, str]:
         return False, "FAILED: importing highspy and ortools together did not finish within 120 s"
     if proc.returncode == 0:
         versions = proc.stdout.strip().split()
-        return True, f"ok (highspy {versions[0]}, ortools {versions[-1]} imported in one process)"
+        return True, f"ok (highspy {versions[0]}, ortools {versions[-1]})"
     how = (f"crashed with signal {-proc.returncode}" if proc.returncode < 0
            else f"failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'exit ' + str(proc.returncode)}")
     return False, (

@@ -21,6 +21,8 @@ def _jsonable(v: Any) -> Any:
         return f if math.isfinite(f) else None
     if isinstance(v, np.integer):
         return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
     if isinstance(v, dict):
         return {str(k): _jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):

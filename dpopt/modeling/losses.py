@@ -90,6 +90,10 @@ class Loss(ABC):
     def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Derivative ∂φ/∂z."""
 
+    def d2phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+        """Second derivative ∂²φ/∂z² (almost everywhere), or None if not available."""
+        return None
+
     @abstractmethod
     def dphi_bound(self, z_bound: float) -> float:
         """sup |∂φ/∂z| over |z| ≤ z_bound and admissible y (may be ``inf``)."""
@@ -183,6 +187,9 @@ class SquaredLoss(Loss):
     def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return 2.0 * (z - y)
 
+    def d2phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.full_like(z, 2.0)
+
     def dphi_bound(self, z_bound: float) -> float:
         assert self.data.y_bound is not None
         return 2.0 * (z_bound + self.data.y_bound)
@@ -207,6 +214,10 @@ class LogisticLoss(Loss):
 
     def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return -y * expit(-y * z)
+
+    def d2phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        s = expit(y * z)
+        return s * (1.0 - s)
 
     def dphi_bound(self, z_bound: float) -> float:
         return 1.0
@@ -239,6 +250,9 @@ class HuberLoss(Loss):
     def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.clip(z - y, -self.h, self.h)
 
+    def d2phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return (np.abs(z - y) <= self.h).astype(np.float64)
+
     def dphi_bound(self, z_bound: float) -> float:
         assert self.data.y_bound is not None
         return min(self.h, z_bound + self.data.y_bound)
@@ -270,6 +284,10 @@ class SmoothedHingeLoss(Loss):
     def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         m = y * z
         return -y * np.clip((1 - m) / self.h, 0.0, 1.0)
+
+    def d2phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        m = y * z
+        return ((m < 1) & (m > 1 - self.h)).astype(np.float64) / self.h
 
     def dphi_bound(self, z_bound: float) -> float:
         return 1.0

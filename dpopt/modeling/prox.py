@@ -94,11 +94,21 @@ class Certificate:
         }
 
 
-def gradient_mapping(problem: Problem, x: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """(x⁺, G) for step 1/β on ``problem``'s composite objective."""
+def gradient_mapping(problem: Problem, x: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(x⁺, G, slack) for step 1/β on ``problem``'s composite objective.
+
+    ``slack`` bounds the floating-point error of the computed G: forming
+    x − g/β and subtracting it from x loses up to a few ulps of ‖x‖ and ‖g‖/β,
+    which β magnifies (without it a tiny gradient can round to G = 0 exactly).
+    On ℝ^d with no ℓ1 term G is the gradient itself and no slack is needed.
+    """
     g = problem.smooth_gradient(x)
+    if problem.constraint is None and problem.l1_weight == 0.0:
+        return x - g / beta, g, 0.0
     xp = composite_prox(problem.constraint, problem.l1_weight, x - g / beta, 1.0 / beta)
-    return xp, beta * (x - xp)
+    eps = np.finfo(np.float64).eps
+    slack = 4.0 * eps * (beta * float(np.linalg.norm(x)) + float(np.linalg.norm(g)) + beta * float(np.linalg.norm(xp)))
+    return xp, beta * (x - xp), slack
 
 
 def certify(problem: Problem, x: np.ndarray) -> Certificate:
@@ -114,6 +124,6 @@ def certify(problem: Problem, x: np.ndarray) -> Certificate:
     if not (mu > 0 and math.isfinite(beta)) or x.shape != (problem.dim,) or not np.all(np.isfinite(x)):
         fallback = x if x.shape == (problem.dim,) else np.full(problem.dim, np.nan)
         return Certificate(fallback, math.inf, math.inf, mu, beta)
-    xp, G = gradient_mapping(problem, x, beta)
-    gn = float(np.linalg.norm(G))
+    xp, G, slack = gradient_mapping(problem, x, beta)
+    gn = float(np.linalg.norm(G)) + slack
     return Certificate(xp, gn * (1.0 / beta + 2.0 / mu), gn, mu, beta)
