@@ -77,3 +77,18 @@ def test_profiles_resolve(tmp_path):
     f.write_text('backend = "scipy"\ncolour = 1\n')
     with pytest.raises(dp.errors.ModelError, match="unknown keys"):
         load_profile(f)
+
+
+def test_third_party_backends_register_through_entry_points(monkeypatch):
+    import importlib.metadata as md
+
+    class Plugin(registry.get("scipy").__class__):
+        name = "plugin-solver"
+
+    ep = md.EntryPoint(name="plugin-solver", value="x:y", group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(md.EntryPoint, "load", lambda self: Plugin)
+    monkeypatch.setattr(md, "entry_points", lambda group=None: [ep] if group == registry.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(registry, "_ENTRY_POINTS_LOADED", False)
+    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
+    assert "plugin-solver" in registry.names()
+    assert isinstance(registry.get("plugin-solver"), Plugin)

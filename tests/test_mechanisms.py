@@ -136,3 +136,17 @@ def test_output_perturbation_sensitivity_and_projection():
     assert r.parameters["sensitivity_l2"] == pytest.approx(2 * 1.0 / (200 * 0.1) + 2e-6)
     assert r.parameters["noise"] == "l2-laplace"
     assert np.linalg.norm(r.theta) <= 5.0 + 1e-9
+
+
+def test_public_record_withholds_data_dependent_diagnostics():
+    p = _logistic()
+    r = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(p, solver="scipy", seed=7)
+    public = json.loads(r.to_json())
+    call = public["oracle_calls"][0]
+    for field in dp.OracleResult.DATA_DEPENDENT:
+        assert field not in call
+    assert call["certified"] and call["backend"] == "scipy" and not public["diagnostics_included"]
+    assert "primal_bound" not in r.summary()
+    full = json.loads(r.to_json(diagnostics=True))
+    assert "primal_bound" in full["oracle_calls"][0]
+    assert "not private" in r.summary(diagnostics=True)

@@ -45,7 +45,9 @@ class Release:
     parameters : dict
         Public settings of the run: noise scales, budget split, ζ, tolerance, ...
     oracle_calls : tuple of OracleResult
-        Every solver call behind the release, with dpopt's re-check.
+        Every solver call behind the release, with dpopt's re-check.  Their objective
+        bounds, residuals and times are functions of the data, so ``summary()`` and
+        ``to_json()`` show only the data-independent part unless ``diagnostics=True``.
     seed : SeedInfo
         How the noise was seeded (a user seed is reproducible but not secure).
     private : bool
@@ -74,8 +76,16 @@ class Release:
         kind = f"({self.epsilon:g}, {self.delta:g})-DP" if self.delta > 0 else f"{self.epsilon:g}-DP (pure)"
         return f"{kind}, replace-one neighbouring datasets"
 
-    def summary(self) -> str:
-        """A readable multi-line summary."""
+    def summary(self, *, diagnostics: bool = False) -> str:
+        """A readable multi-line summary.
+
+        Parameters
+        ----------
+        diagnostics : bool
+            Also show the solver's data-dependent numbers (objective bounds, residuals,
+            times).  They are for the data curator: **not covered by the privacy
+            guarantee**, so never publish them with the release.
+        """
         lines = [
             f"Release from {self.mechanism}",
             f"  problem:   {self.problem}",
@@ -89,12 +99,14 @@ class Release:
             elif isinstance(v, (int, str, bool)):
                 lines.append(f"  {k}: {v}")
         for i, call in enumerate(self.oracle_calls):
-            lines.append(f"  oracle[{i}]: {call.summary()}")
+            lines.append(f"  oracle[{i}]: {call.summary() if diagnostics else call.public_summary()}")
+        if diagnostics:
+            lines.append("  WARNING: solver diagnostics above depend on the data and are not private")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+    def to_dict(self, *, diagnostics: bool = False) -> dict[str, Any]:
+        """JSON-ready dictionary; data-dependent solver diagnostics only on request."""
         return _jsonable({
             "theta": self.theta,
             "epsilon": self.epsilon,
@@ -105,10 +117,11 @@ class Release:
             "parameters": self.parameters,
             "problem": self.problem,
             "seed": self.seed.to_dict(),
-            "oracle_calls": [c.to_dict() for c in self.oracle_calls],
+            "oracle_calls": [c.to_dict() if diagnostics else c.public_dict() for c in self.oracle_calls],
+            "diagnostics_included": diagnostics,
             "notes": list(self.notes),
         })
 
-    def to_json(self, **kwargs: Any) -> str:
-        """The release as a JSON string."""
-        return json.dumps(self.to_dict(), **kwargs)
+    def to_json(self, *, diagnostics: bool = False, **kwargs: Any) -> str:
+        """The release as a JSON string (see :meth:`to_dict`)."""
+        return json.dumps(self.to_dict(diagnostics=diagnostics), **kwargs)
