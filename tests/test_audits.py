@@ -58,14 +58,18 @@ class HalfNoiseOutput(_HalfNoise, dp.OutputPerturbation):
 
 
 def _runner(mech_cls, eps, delta, lam=None):
+    noise = "gaussian" if delta > 0 else "l2-laplace"
+
     def run(data, seed):
-        return mech_cls(eps, delta, ledger=dp.Ledger()).run(_problem(data, lam), solver="scipy", seed=seed).theta
+        mech = mech_cls(eps, delta, ledger=dp.Ledger(), noise=noise)
+        return mech.run(_problem(data, lam), solver="scipy", seed=seed).theta
     return run
 
 
 def _objective_claim(eps, delta):
     d0, _ = _pair()
-    r = dp.ObjectivePerturbation(eps, delta, ledger=dp.Ledger()).run(_problem(d0), solver="scipy", seed=0)
+    noise = "gaussian" if delta > 0 else "l2-laplace"
+    r = dp.ObjectivePerturbation(eps, delta, ledger=dp.Ledger(), noise=noise).run(_problem(d0), solver="scipy", seed=0)
     return r.parameters["epsilon_noise"] + r.parameters["epsilon_approx"]
 
 

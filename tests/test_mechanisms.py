@@ -103,21 +103,28 @@ def test_ledger_budget_is_enforced_before_solving():
     assert len(ledger.charges) == 1
 
 
-def test_objective_noise_is_scaled_for_the_average_loss():
+@pytest.mark.parametrize("d,delta", [(80, 1e-5), (2, 0.0)])
+def test_objective_noise_is_scaled_for_the_average_loss(d, delta):
     """With x = 0 every loss is constant, so θ = −β/ζ exactly: the spread of nζθ is
-    the documented unnormalized σ, i.e. the linear term on the *average* loss is σ/n."""
-    n, d = 50, 2
+    the documented unnormalized noise, i.e. the linear term on the *average* loss is b/n."""
+    n = 50
     data = dp.Dataset(np.zeros((n, d)), np.ones(n), x_bound=1.0)
     th = dp.Variable(d)
     p = dp.Problem(dp.LogisticLoss(data, th))
-    mech = dp.ObjectivePerturbation(1.0, 1e-5, ledger=dp.Ledger())
-    draws = np.array([mech.run(p, solver="scipy", seed=s).theta for s in range(400)])
-    r = mech.run(p, solver="scipy", seed=0)
-    zeta, prm = r.parameters["zeta"], r.parameters
-    sigma = gaussian_objective_sigma(1.0, prm["epsilon_noise"], prm["delta_noise"])
-    assert prm["noise_scale"] == pytest.approx(sigma / n)
-    est = np.std(draws * n * zeta)
-    assert est == pytest.approx(sigma, rel=0.1)
+    mech = dp.ObjectivePerturbation(1.0, delta, ledger=dp.Ledger())
+    draws = np.array([mech.run(p, solver="scipy", seed=s).theta for s in range(300)])
+    prm = mech.run(p, solver="scipy", seed=0).parameters
+    b = draws * n * prm["zeta"]
+    if delta > 0:
+        assert prm["noise"] == "gaussian"
+        sigma = gaussian_objective_sigma(1.0, prm["epsilon_noise"], prm["delta_noise"])
+        assert prm["noise_scale"] == pytest.approx(sigma / n)
+        assert np.std(b) == pytest.approx(sigma, rel=0.05)
+    else:
+        assert prm["noise"] == "l2-laplace"
+        scale = 2.0 * 1.0 / prm["epsilon_noise"]  # density ∝ exp(−ε_b‖b‖/(2L))
+        assert prm["noise_scale"] == pytest.approx(scale / n)
+        assert np.linalg.norm(b, axis=1).mean() == pytest.approx(d * scale, rel=0.1)
 
 
 def test_jacobian_split_uses_existing_regularization():
@@ -150,3 +157,25 @@ def test_public_record_withholds_data_dependent_diagnostics():
     full = json.loads(r.to_json(diagnostics=True))
     assert "primal_bound" in full["oracle_calls"][0]
     assert "not private" in r.summary(diagnostics=True)
+
+
+def test_delta_positive_uses_the_smaller_noise_law():
+    from dpopt.mechanisms.base import NoiseSpec
+
+    small_d = NoiseSpec.for_sensitivity(1.0, 1.0, 1e-6, dim=1)
+    large_d = NoiseSpec.for_sensitivity(1.0, 1.0, 1e-6, dim=500)
+    assert small_d.kind == "l2-laplace" and large_d.kind == "gaussian"
+    assert NoiseSpec.for_sensitivity(1.0, 1.0, 0.0, dim=500).kind == "l2-laplace"
+    for spec in (small_d, large_d):
+        draws = np.array([spec.draw(np.random.default_rng(s), 7) for s in range(3000)])
+        assert np.linalg.norm(draws, axis=1).mean() == pytest.approx(spec.expected_norm(7), rel=0.05)
+
+
+def test_noise_choice_is_validated_and_honoured():
+    with pytest.raises(MechanismError, match="delta > 0"):
+        dp.OutputPerturbation(1.0, 0.0, noise="gaussian")
+    with pytest.raises(MechanismError):
+        dp.ObjectivePerturbation(1.0, 1e-6, noise="cauchy")
+    p = _logistic(lam=0.1)
+    r = dp.OutputPerturbation(1.0, 1e-6, noise="gaussian", ledger=dp.Ledger()).run(p, solver="scipy", seed=0)
+    assert r.parameters["noise"] == "gaussian"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from scipy.special import gammaln
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
@@ -32,6 +33,7 @@ from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 
 OnUncertified = Literal["raise", "release-unsafe"]
+NoiseChoice = Literal["auto", "gaussian", "l2-laplace"]
 _DEFAULT_LEDGER = Ledger()
 
 
@@ -54,14 +56,35 @@ class NoiseSpec:
             return np.asarray(gaussian_noise(rng, self.scale, dim), dtype=np.float64)
         return np.asarray(l2_laplace_noise(rng, self.scale, dim), dtype=np.float64)
 
+    def expected_norm(self, dim: int) -> float:
+        """E‖v‖₂ of a draw in ``dim`` dimensions."""
+        if self.kind == "none":
+            return 0.0
+        if self.kind == "gaussian":
+            return self.scale * math.sqrt(2.0) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
+        return self.scale * dim  # the norm is Gamma(dim, scale)
+
     @classmethod
-    def for_sensitivity(cls, sensitivity: float, epsilon: float, delta: float) -> NoiseSpec:
-        """Gaussian (analytic calibration, Balle–Wang 2018) if δ > 0, else ℓ2-Laplace."""
+    def for_sensitivity(cls, sensitivity: float, epsilon: float, delta: float, dim: int,
+                        choice: NoiseChoice = "auto") -> NoiseSpec:
+        """ℓ2-Laplace (pure ε-DP), or for δ > 0 the analytic Gaussian (Balle–Wang 2018)
+        when its expected norm in ``dim`` dimensions is smaller (ε-DP implies (ε, δ)-DP)."""
         if sensitivity == 0.0:
             return cls("none", 0.0)
-        if delta > 0:
-            return cls("gaussian", gaussian_sigma(sensitivity, epsilon, delta, method="analytic"))
-        return cls("l2-laplace", sensitivity / epsilon)
+        laplace = cls("l2-laplace", sensitivity / epsilon)
+        if delta == 0:
+            return laplace
+        gauss = cls("gaussian", gaussian_sigma(sensitivity, epsilon, delta, method="analytic"))
+        return choose(gauss, laplace, dim, choice)
+
+
+def choose(gauss: NoiseSpec, laplace: NoiseSpec, dim: int, choice: NoiseChoice = "auto") -> NoiseSpec:
+    """The requested law, or for ``"auto"`` the one with the smaller expected norm."""
+    if choice == "gaussian":
+        return gauss
+    if choice == "l2-laplace":
+        return laplace
+    return gauss if gauss.expected_norm(dim) <= laplace.expected_norm(dim) else laplace
 
 
 @dataclass(frozen=True)
@@ -91,6 +114,9 @@ class Mechanism(ABC):
         Largest allowed distance ‖θ̂ − θ*‖₂ between the released pre-noise point and
         the exact optimum of the perturbed problem, proven by dpopt's certificate;
         the mechanism's analysis accounts for it.  A solve that cannot prove it fails closed.
+    noise : {"auto", "gaussian", "l2-laplace"}
+        The noise law: ``"auto"`` takes ℓ2-Laplace for δ = 0 and, for δ > 0, whichever of
+        Gaussian and ℓ2-Laplace has the smaller expected norm.
     on_uncertified : {"raise", "release-unsafe"}
         ``"raise"`` (default) releases nothing when a solve is not certified;
         ``"release-unsafe"`` returns the point with ``private=False`` (experiments only).
@@ -100,8 +126,14 @@ class Mechanism(ABC):
     theorem: ClassVar[str] = ""
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
-                 tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise") -> None:
+                 tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
+                 noise: NoiseChoice = "auto") -> None:
         self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
+        if noise not in ("auto", "gaussian", "l2-laplace"):
+            raise MechanismError("noise must be 'auto', 'gaussian' or 'l2-laplace'")
+        if noise == "gaussian" and self.delta == 0:
+            raise MechanismError("Gaussian noise needs delta > 0; use noise='l2-laplace' for pure ε-DP")
+        self.noise: NoiseChoice = noise
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
             math.isfinite(tolerance) and tolerance > 0
         ):

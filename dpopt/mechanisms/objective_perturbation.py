@@ -26,6 +26,9 @@ The privacy loss splits into three parts, ε = ε_J + ε_b + ε_A:
   ζ = 2λ/(nε) − λ_min; since log(1 + ε/2) ≤ ε/2, our exact requirement is
   slightly smaller and still sufficient.
 * Noise density ratio, δ = 0: b ∝ exp(−ε_b‖b‖/(2L)) (ℓ2-Laplace, CMS11), ratio ≤ e^{ε_b}.
+  For δ > 0 the mechanism uses the Gaussian below or this ℓ2-Laplace law,
+  whichever has the smaller expected norm in d dimensions (an ε_b-DP law is
+  also (ε_b, δ_b)-DP); ``parameters["noise"]`` says which.
   δ > 0: b ~ N(0, σ²I). The log-ratio is (2⟨b, g⟩ + ‖g‖²)/(2σ²) and
   |⟨b, g⟩| ≤ ‖P_S b‖·2L with S = span{x, x'} of dimension ≤ 2, so
   ‖P_S b‖²/σ² is χ²₂ and exceeds 2 ln(1/δ_b) with probability δ_b.  With
@@ -52,7 +55,7 @@ import math
 import numpy as np
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, template_problem
+from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, choose, template_problem
 from dpopt.modeling.problem import Problem
 
 
@@ -123,11 +126,11 @@ class ObjectivePerturbation(Mechanism):
         mu0 = problem.strong_convexity
         eps_j, zeta = jacobian_split(const.hessian_bound, n, mu0, eps - eps_a)
         eps_b, delta_b = eps - eps_a - eps_j, delta - delta_a
-        if delta > 0:
-            linear = NoiseSpec("gaussian", gaussian_objective_sigma(L, eps_b, delta_b) / n)
-        else:
-            linear = NoiseSpec("l2-laplace", 2.0 * L / eps_b / n)
-        output = NoiseSpec.for_sensitivity(2.0 * self.tolerance, eps_a, delta_a)
+        linear = NoiseSpec("l2-laplace", 2.0 * L / eps_b / n)
+        if delta > 0:  # ε_b-DP noise also satisfies (ε_b, δ_b): keep whichever is smaller
+            gauss = NoiseSpec("gaussian", gaussian_objective_sigma(L, eps_b, delta_b) / n)
+            linear = choose(gauss, linear, problem.dim, self.noise)
+        output = NoiseSpec.for_sensitivity(2.0 * self.tolerance, eps_a, delta_a, problem.dim)
         theta0 = self._theta0(problem)
         params = {
             "noise": linear.kind, "noise_scale": linear.scale, "normalization": "average loss (1/n)",

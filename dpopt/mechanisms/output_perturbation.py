@@ -5,9 +5,10 @@ r Λ-strongly convex, the minimizer over a convex C moves by at most 2L/(nΛ)
 when one row is replaced (CMS11 Cor. 8; the argument holds over any convex C
 through first-order optimality).  dpopt's certificate proves the released
 pre-noise point is within ``tolerance`` of the exact minimizer, so the
-sensitivity of what is released is 2L/(nΛ) + 2·tolerance.  Noise: Gaussian
-calibrated by the analytic Gaussian mechanism (Balle–Wang 2018) for δ > 0, or
-the ℓ2-Laplace density ∝ exp(−ε‖v‖/Δ) of CMS11 for δ = 0.  With
+sensitivity of what is released is 2L/(nΛ) + 2·tolerance.  Noise: the
+ℓ2-Laplace density ∝ exp(−ε‖v‖/Δ) of CMS11 (pure ε-DP), or for δ > 0 the
+Gaussian calibrated by the analytic Gaussian mechanism (Balle–Wang 2018) when its
+expected norm in d dimensions is smaller.  With
 ``project=True`` the noisy point is projected back onto C (post-processing).
 """
 
@@ -54,7 +55,7 @@ class OutputPerturbation(Mechanism):
                 "add a bounded constraint set (e.g. L2Ball)"
             )
         sensitivity = 2.0 * L / (problem.n * lam) + 2.0 * self.tolerance
-        output = NoiseSpec.for_sensitivity(sensitivity, self.epsilon, self.delta)
+        output = NoiseSpec.for_sensitivity(sensitivity, self.epsilon, self.delta, problem.dim, self.noise)
         params = {
             "noise": output.kind, "noise_scale": output.scale, "sensitivity_l2": sensitivity,
             "lipschitz_l2": L, "strong_convexity": lam, "projected": self.project,
