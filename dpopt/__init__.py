@@ -14,18 +14,22 @@ from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.mechanisms import (
     Mechanism,
     ObjectivePerturbation,
+    OPDisc,
     OutputPerturbation,
     Release,
     default_ledger,
 )
 from dpopt.modeling import *  # noqa: F403
 from dpopt.modeling import __all__ as _modeling_all
+from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.modeling.domains import IntegerGrid
+from dpopt.modeling.zero_one import ZeroOneLoss
 from dpopt.privacy.ledger import Ledger
 
 __version__ = "0.1.0"
 
 __all__ = [
-    *_modeling_all, "Ledger", "Mechanism", "ObjectivePerturbation", "OracleResult", "OracleStatus",
+    *_modeling_all, "DiscreteProblem", "IntegerGrid", "Ledger", "ZeroOneLoss", "Mechanism", "OPDisc", "ObjectivePerturbation", "OracleResult", "OracleStatus",
     "OutputPerturbation", "Release", "SolveOptions", "backend_names", "default_ledger", "errors",
     "get_backend",
 ]

@@ -11,7 +11,11 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult, SolveOptions
 from dpopt.errors import BackendUnavailableError
+from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.problem import Problem
+
+#: what backends accept: a convex Problem or a DiscreteProblem (by kind)
+AnyProblem = Problem | DiscreteProblem
 
 
 class Backend(ABC):
@@ -59,21 +63,24 @@ class Backend(ABC):
         return v
 
     @abstractmethod
-    def check(self, problem: Problem) -> None:
+    def check(self, problem: AnyProblem) -> None:
         """Raise BackendCapabilityError if this backend cannot solve ``problem``."""
 
     @abstractmethod
-    def prepare(self, problem: Problem) -> Any:
+    def prepare(self, problem: AnyProblem) -> Any:
         """Compile ``problem`` once (its perturbation's ``b`` becomes a parameter)."""
 
     @abstractmethod
     def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         """Solve the prepared problem with linear term ``b`` (None: keep the current one)."""
 
-    def solve_problem(self, problem: Problem, options: SolveOptions | None = None) -> OracleResult:
+    def solve_problem(self, problem: AnyProblem, options: SolveOptions | None = None) -> OracleResult:
         """Convenience: check, prepare and solve once."""
         self.require()
         self.check(problem)
         prepared = self.prepare(problem)
-        b = None if problem.perturbation is None else problem.perturbation.b
+        if isinstance(problem, DiscreteProblem):
+            b = problem.eta
+        else:
+            b = None if problem.perturbation is None else problem.perturbation.b
         return self.solve(prepared, b, options or SolveOptions())

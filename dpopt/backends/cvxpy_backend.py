@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpopt.backends.base import Backend
+from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.problem import Problem
@@ -47,9 +47,14 @@ class CvxpyBackend(Backend):
     #: whether the solver only takes QPs (quadratic objective, linear constraints)
     qp_only: ClassVar[bool] = False
 
-    def check(self, problem: Problem) -> None:
+    def check(self, problem: AnyProblem) -> None:
         """Structural check (no compilation): QP-only solvers refuse non-QP problems."""
         self.require()
+        if not isinstance(problem, Problem):
+            raise BackendCapabilityError(
+                f"backend {self.name!r} solves convex problems; for a discrete domain use 'highs', "
+                "'cpsat' or 'bruteforce'"
+            )
         if self.qp_only and not is_qp(problem):
             raise BackendCapabilityError(
                 f"backend {self.name!r} solves only quadratic programs (squared or Huber loss over "
@@ -57,10 +62,11 @@ class CvxpyBackend(Backend):
                 "use 'clarabel' or 'scipy'"
             )
 
-    def prepare(self, problem: Problem) -> Any:
+    def prepare(self, problem: AnyProblem) -> Any:
         from dpopt.compile.cvxpy_program import compile_cvxpy
 
         self.check(problem)
+        assert isinstance(problem, Problem)  # check() refused anything else
         return compile_cvxpy(problem)
 
     def solver_options(self, options: SolveOptions) -> dict[str, Any]:

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from dpopt.backends import registry
-from dpopt.backends.base import Backend
+from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError, UnknownSolverError
-from dpopt.modeling.problem import Problem
+from dpopt.modeling.discrete import DiscreteProblem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,6 +31,7 @@ else:  # pragma: no cover
 
 #: tried in order by solver="auto"
 AUTO_ORDER = ("scipy", "clarabel", "scs")
+AUTO_ORDER_DISCRETE = ("highs", "cpsat", "bruteforce")
 _PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description"}
 
 
@@ -76,7 +77,7 @@ def _positive(v: Any, name: str, where: str) -> float | None:
     return float(v)
 
 
-def resolve(solver: str | Path | SolverProfile | Backend, problem: Problem | None = None) -> tuple[Backend, SolverProfile]:
+def resolve(solver: str | Path | SolverProfile | Backend, problem: AnyProblem | None = None) -> tuple[Backend, SolverProfile]:
     """Turn a solver name, profile path or profile into (backend, profile).
 
     ``"auto"`` picks the first of :data:`AUTO_ORDER` that is installed and can
@@ -98,12 +99,16 @@ def resolve(solver: str | Path | SolverProfile | Backend, problem: Problem | Non
     return backend, SolverProfile(backend.name)
 
 
-def _auto(problem: Problem | None) -> tuple[Backend, SolverProfile]:
+def _auto(problem: AnyProblem | None) -> tuple[Backend, SolverProfile]:
     reasons = []
     order = AUTO_ORDER
-    if problem is not None and problem.constraint is not None and type(problem.constraint).__name__ != "LinfBall":
+    if isinstance(problem, DiscreteProblem):
+        order = AUTO_ORDER_DISCRETE
+    elif problem is not None and problem.constraint is not None and type(problem.constraint).__name__ != "LinfBall":
         order = ("clarabel", "scipy", "scs")  # interior point handles constraint sets best
     for name in order:
+        if name not in registry.names():
+            continue
         b = registry.get(name)
         if not b.available():
             reasons.append(f"{name}: not installed")

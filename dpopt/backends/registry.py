@@ -25,7 +25,13 @@ def register(name: str, factory: Callable[[], Backend], *, replace: bool = False
 
 
 def _load_builtins() -> None:
-    from dpopt.backends import clarabel, osqp, scipy_backend, scs  # noqa: F401 — registration side effect
+    from dpopt.backends import (  # noqa: F401 — registration side effect
+        bruteforce,
+        clarabel,
+        osqp,
+        scipy_backend,
+        scs,
+    )
 
 
 def _load_entry_points() -> None:

@@ -28,7 +28,7 @@ from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import certify
 from dpopt.privacy.calibration import check_epsilon_delta, gaussian_sigma
-from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.ledger import Charge, Ledger
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 
@@ -145,6 +145,34 @@ class Mechanism(ABC):
         self.on_uncertified = on_uncertified
 
     @abstractmethod
+    def run(self, problem: Any, *, solver: str | Path | SolverProfile | Backend = "auto",
+            time_limit: float | None = None, seed: int | None = None,
+            threads: int | None = None) -> Release:
+        """Run the mechanism once and return a release."""
+
+    def _fail_closed(self, result: OracleResult, charge: Charge) -> None:
+        """Mark the charge unreleased and raise, unless release-unsafe was asked for."""
+        self.ledger.mark_unreleased(charge)
+        if self.on_uncertified == "raise":
+            raise UncertifiedOracleError(
+                f"{self.name}: the oracle call was not certified, so nothing is released "
+                f"(the budget ε={self.epsilon:g}, δ={self.delta:g} is spent). Certificate: "
+                f"{result.summary()}. Raise time_limit, loosen tolerance, or choose another solver.",
+                certificate=result,
+            )
+
+    @staticmethod
+    def _check_time_limit(time_limit: float | None) -> None:
+        if time_limit is not None and (
+            isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0
+        ):
+            raise MechanismError("time_limit must be a positive number of seconds")
+
+
+class ConvexMechanism(Mechanism):
+    """A mechanism that perturbs a convex :class:`Problem` and certifies one solve."""
+
+    @abstractmethod
     def plan(self, problem: Problem) -> Plan:
         """Validate ``problem`` and calibrate the noise (no solver, no data values)."""
 
@@ -175,8 +203,7 @@ class Mechanism(ABC):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
         if problem.perturbation is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
-        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-            raise MechanismError("time_limit must be a positive number of seconds")
+        self._check_time_limit(time_limit)
         plan = self.plan(problem)
         backend, profile = resolve(solver, plan.template)
         backend.require()
@@ -197,14 +224,7 @@ class Mechanism(ABC):
         result, point = self._recheck(plan, b, result)
         parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance)
         if not result.certified:
-            self.ledger.mark_unreleased(charge)
-            if self.on_uncertified == "raise":
-                raise UncertifiedOracleError(
-                    f"{self.name}: the oracle call was not certified, so nothing is released "
-                    f"(the budget ε={self.epsilon:g}, δ={self.delta:g} is spent). Certificate: "
-                    f"{result.summary()}. Raise time_limit, loosen tolerance, or choose another solver.",
-                    certificate=result,
-                )
+            self._fail_closed(result, charge)
         theta = point + out_noise
         if plan.project_output and problem.constraint is not None:
             theta = problem.constraint.project(theta)

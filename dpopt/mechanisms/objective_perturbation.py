@@ -55,7 +55,7 @@ import math
 import numpy as np
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, choose, template_problem
+from dpopt.mechanisms.base import ConvexMechanism, NoiseSpec, Plan, choose, template_problem
 from dpopt.modeling.problem import Problem
 
 
@@ -80,7 +80,7 @@ def jacobian_split(hessian_bound: float, n: int, mu0: float, epsilon: float) -> 
     return eps_j, max(zeta, 0.0)
 
 
-class ObjectivePerturbation(Mechanism):
+class ObjectivePerturbation(ConvexMechanism):
     """Objective perturbation over a convex set (TTZ Alg. 2 / KST12 / CMS11).
 
     Parameters

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, template_problem
+from dpopt.mechanisms.base import ConvexMechanism, NoiseSpec, Plan, template_problem
 from dpopt.modeling.problem import Problem
 
 
-class OutputPerturbation(Mechanism):
+class OutputPerturbation(ConvexMechanism):
     """Output perturbation (CMS11 Alg. 1) with Gaussian or ℓ2-Laplace noise.
 
     Parameters
