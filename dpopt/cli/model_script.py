@@ -52,6 +52,7 @@ from typing import Any
 
 from dpopt.errors import ModelError
 from dpopt.mechanisms.base import Mechanism
+from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.calibration import check_epsilon_delta
 
@@ -248,7 +249,7 @@ def resolve_params(
     return params
 
 
-def build_model(script: ModelScript, params: Mapping[str, Any]) -> tuple[Problem, Mechanism]:
+def build_model(script: ModelScript, params: Mapping[str, Any]) -> tuple[Problem | DiscreteProblem, Mechanism]:
     """Call ``build(params)`` (or read module-level objects) and check the contract.
 
     Raises
@@ -272,8 +273,10 @@ def build_model(script: ModelScript, params: Mapping[str, Any]) -> tuple[Problem
         problem, mechanism = out
     else:
         problem, mechanism = script.module.problem, script.module.mechanism
-    if not isinstance(problem, Problem):
-        raise ModelScriptError(f"{name}: problem must be a dpopt Problem, got {type(problem).__name__}")
+    if not isinstance(problem, (Problem, DiscreteProblem)):
+        raise ModelScriptError(
+            f"{name}: problem must be a dpopt Problem or DiscreteProblem, got {type(problem).__name__}"
+        )
     if not isinstance(mechanism, Mechanism):
         raise ModelScriptError(
             f"{name}: mechanism must be a dpopt Mechanism (e.g. dp.ObjectivePerturbation), "
