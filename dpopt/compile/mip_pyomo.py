@@ -1,0 +1,354 @@
+"""The exact MIP of OPDisc's oracle problem (NRVW19 App. D.2, Fig. 2) as a pyomo model.
+
+:func:`compile_pyomo` turns a :class:`~dpopt.modeling.discrete.DiscreteProblem`
+
+    minimize_{w ∈ W_τ}  Σ_i c_i 1[y_i⟨x_i, w⟩ ≤ 0] − Σ_j η_j w_j / D − η_{d+1} √(D² − ‖w‖²) / D
+
+into a mixed-integer *linear* program whose optimum is exactly the optimum of the
+problem (no relaxation, for either sign of η_{d+1}).  The model is built once; the
+noise η lives in mutable ``pyo.Param`` objects, so a new draw changes objective
+coefficients only (:meth:`PyomoProgram.set_eta`).
+
+Formulation (w = τk, W_τ = {τk : k ∈ ℤ^d, klow ≤ k_j ≤ khigh, τ²‖k‖² ≤ D²})
+--------------------------------------------------------------------------
+*Exact margins.*  The paper writes the strict inequality y⟨x, w⟩ > 0, which a MIP
+cannot state.  Every distinct feature value must be the double nearest to a
+rational p/q with q ≤ 10⁶ (``Fraction(v).limit_denominator(10**6)`` and
+``float(p/q) == v``), and the least common multiple s of all denominators must be
+at most 10⁶ (Adult's ``paper23`` encoding: s = lcm(90, 16, 99, ...) = 7920).  Then
+a_i = s·y_i·x_i is an integer vector; dividing it by the gcd g_i of its entries
+gives the primitive vector b_i, and on the grid
+
+    y_i⟨x_i, w⟩ > 0  ⟺  ⟨b_i, k⟩ > 0  ⟺  ⟨b_i, k⟩ ≥ 1      (⟨b_i, k⟩ ∈ ℤ).
+
+Otherwise :class:`~dpopt.errors.ModelError` is raised: the strict inequality cannot
+be encoded exactly.  The features are read as these rationals (each entry
+independently, so the reading of one row never depends on another row).  Two
+caveats: the refusal itself depends on the data (a declared public feature grid
+would avoid that), and ``ZeroOneLoss.values`` evaluates margins in floating point,
+which can in principle call an exactly-zero rational margin positive; the backend's
+re-check compares both at the returned point (:meth:`PyomoProgram.exact_loss`).
+
+*Aggregation (what is kept).*  The error indicator of row i depends only on b_i,
+so rows are merged by b_i (this merges identical (x, y) pairs, and also rows
+whose y·x are positive multiples of each other); their weights are summed and
+rows of zero total weight are dropped.  A merged row whose margin cannot be
+positive anywhere on the box (e.g. x = 0: a point on every hyperplane is an error)
+becomes a constant; one whose margin is ≥ 1 on the whole box is dropped (never
+an error).  Rows with opposite directions b and −b (e.g. identical x, opposite
+labels) keep their own binaries, plus the valid cut e_b + e_{−b} ≥ 1 (⟨b, k⟩ ≥ 1 and
+⟨−b, k⟩ ≥ 1 cannot both hold); it tightens the LP relaxation only.
+
+*Loss.*  One binary e_i per remaining merged row with weight c_i and
+
+    ⟨b_i, k⟩ ≥ 1 − M_i e_i,   M_i = 1 − min_{k} ⟨b_i, k⟩,
+
+with the minimum over the box (Σ_j min(b_ij klow, b_ij khigh)) intersected with the
+ℓ2 ball (≥ −⌊‖b_i‖₂ D/τ⌋): a per-row big-M much tighter than the paper's global
+c > max ‖x‖‖w‖.  The loss part of the objective is Σ_i c_i e_i + constant, with
+integer coefficients when the weights are integers.
+
+*Normalization, exactly.*  λ = √(D² − ‖w‖²) is not linear, and the paper's
+relaxation λ² + ‖w‖² ≤ D² is exact only when η_{d+1} ≥ 0 (for η_{d+1} < 0 the
+minimiser pushes λ to its lower end).  On the grid ‖w‖² = τ² Σ_j k_j² takes finitely
+many values, so it is encoded exactly by one-hot binaries:
+
+* u_{j,v} ∈ {0,1} for v = klow..khigh, Σ_v u_{jv} = 1, k_j = Σ_v v u_{jv};
+* z_t ∈ {0,1} for every achievable t = Σ_j k_j² with τ²t ≤ D²(1 + 10⁻¹²) (the same
+  tolerance as :meth:`IntegerGrid.enumerate`; listing only these t *is* the ℓ2
+  bound), Σ_t z_t = 1, Σ_t t z_t = Σ_j Σ_v v² u_{jv};
+* the last term is −η_{d+1}/D · Σ_t √(D² − τ²t) z_t: linear and exact.
+
+Size: with m = khigh − klow + 1 levels, T achievable values of t, R merged rows
+that are neither constant nor dropped and P opposite pairs among them, there are
+d integer k_j, d·m + T + R binaries, and 2d + 2 + R + P linear constraints.  For
+d = 23, τ = 1, k ∈ {−4..4}, D = √23 (T = 24: ‖k‖² ∈ {0..23}): 23 integers,
+231 + R binaries, 48 + R + P constraints (balanced Adult: n = 500 → R = 473,
+P = 15; n = 1000 → R = 915, P = 30; all 15,682 rows → R = 10,038, P = 762).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpopt.errors import ModelError
+from dpopt.modeling.discrete import DiscreteProblem
+
+#: largest denominator / common scale s accepted for the exact margin
+MAX_SCALE = 10**6
+#: largest |coefficient| or big-M the model may contain (exact in double, and well
+#: inside the range where HiGHS's feasibility tolerances cannot blur a unit margin)
+MAX_COEFFICIENT = 10**9
+#: relative slack on D² when deciding which ‖k‖² values lie in the ℓ2 ball
+#: (the tolerance of IntegerGrid.enumerate)
+L2_SLACK = 1e-12
+
+
+def _rational_scale(X: np.ndarray) -> tuple[int, np.ndarray]:
+    """(s, A) with A = s·X an exact integer matrix (int64), or ModelError."""
+    values, inverse = np.unique(X, return_inverse=True)
+    fracs: list[Fraction] = []
+    for v in values.tolist():
+        f = Fraction(v).limit_denominator(MAX_SCALE)
+        if float(f) != v:
+            raise ModelError(
+                "the strict inequality y⟨x, w⟩ > 0 of the 0/1 loss cannot be encoded exactly: "
+                f"some feature values are not (the doubles nearest to) rationals with denominator ≤ {MAX_SCALE}; "
+                "round the features to a fixed grid (e.g. multiples of 1/1000) before building the problem"
+            )
+        fracs.append(f)
+    s = math.lcm(*(f.denominator for f in fracs)) if fracs else 1
+    if s > MAX_SCALE:
+        raise ModelError(
+            "the strict inequality y⟨x, w⟩ > 0 of the 0/1 loss cannot be encoded exactly: "
+            f"the common denominator of the feature values exceeds {MAX_SCALE}; "
+            "round the features to a coarser grid before building the problem"
+        )
+    ints = [f.numerator * (s // f.denominator) for f in fracs]
+    if ints and max(abs(i) for i in ints) > MAX_COEFFICIENT:
+        raise ModelError(f"scaled features exceed {MAX_COEFFICIENT:g}: rescale the features before building the problem")
+    A = np.asarray(ints, dtype=np.int64)[inverse.reshape(-1)].reshape(X.shape)
+    return s, A
+
+
+def _achievable_square_sums(d: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
+    """Sorted t ≤ tmax with t = Σ_{j<d} k_j², k_j ∈ [klow, khigh] (dynamic programming)."""
+    squares = sorted({v * v for v in range(klow, khigh + 1)})
+    reach = np.zeros(tmax + 1, dtype=bool)
+    reach[0] = True
+    for _ in range(d):
+        nxt = np.zeros_like(reach)
+        for q in squares:
+            if q <= tmax:
+                nxt[q:] |= reach[: tmax + 1 - q]
+        reach = nxt
+    return np.flatnonzero(reach)
+
+
+@dataclass(frozen=True)
+class MipSize:
+    """Counts of the compiled MIP."""
+
+    integer_vars: int
+    binary_vars: int
+    constraints: int
+    rows: int  # merged rows carrying a binary e_i
+    pairs: int  # opposite pairs (b, −b) among them, each with the cut e_b + e_{−b} ≥ 1
+    levels: int  # m = khigh − klow + 1
+    norm_values: int  # T: achievable ‖k‖² values in the ℓ2 ball
+
+    def summary(self) -> str:
+        return (f"{self.integer_vars} integer + {self.binary_vars} binary variables, {self.constraints} constraints "
+                f"({self.rows} loss rows, {self.pairs} opposite pairs, {self.levels} levels per coordinate, {self.norm_values} norm values)")
+
+
+@dataclass
+class PyomoProgram:
+    """A compiled OPDisc oracle problem.
+
+    Attributes
+    ----------
+    model : pyomo.environ.ConcreteModel
+        The MIP (built once).  ``model.eta`` holds the mutable noise parameters.
+    problem : DiscreteProblem
+        The problem it was compiled from (its ``eta`` is the initial value only).
+    scale : int
+        The common denominator s of the features (y⟨x, w⟩ ∈ (τ/s)ℤ on the grid).
+    constant : float
+        Weight of rows that are errors for every w (part of the objective constant).
+    resolution : float
+        Granularity of the loss part: when all positive weights are integers, their
+        gcd (two loss values differ by 0 or by at least this); otherwise the
+        minimum positive weight (a scale, not a granularity).  A certified MIP
+        answer must have an absolute gap below it.
+    size : MipSize
+        Variable and constraint counts.
+    """
+
+    model: Any
+    problem: DiscreteProblem
+    scale: int
+    constant: float
+    resolution: float
+    size: MipSize
+    rows: np.ndarray  # merged primitive directions b_i (R × d, int64) carrying a binary
+    row_weights: np.ndarray
+    const_rows: np.ndarray = field(repr=False)  # directions that are errors everywhere (weights in `constant`)
+    _eta: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+
+    @property
+    def eta(self) -> np.ndarray:
+        """The noise currently in the model (length d + 1)."""
+        return self._eta.copy()
+
+    def set_eta(self, eta: np.ndarray | None) -> None:
+        """Put a new noise vector into the model's mutable parameters (no rebuild)."""
+        d = self.problem.dim
+        e = np.zeros(d + 1) if eta is None else np.asarray(eta, dtype=np.float64)
+        if e.shape != (d + 1,) or not np.all(np.isfinite(e)):
+            raise ModelError(f"eta must be a finite vector of length d + 1 = {d + 1}")
+        for j in range(d + 1):
+            self.model.eta[j].set_value(float(e[j]))
+        self._eta = e.copy()
+
+    def current_problem(self) -> DiscreteProblem:
+        """The DiscreteProblem with the noise currently in the model."""
+        return self.problem.with_eta(self._eta.copy())
+
+    def extract_k(self) -> np.ndarray:
+        """Integer coordinates k of the solution loaded into the model (rounded)."""
+        m = self.model
+        vals = [m.k[j].value for j in range(self.problem.dim)]
+        if any(v is None for v in vals):
+            raise ModelError("the model holds no solution")
+        return np.rint(np.asarray(vals, dtype=np.float64)).astype(np.int64)
+
+    def extract_w(self) -> np.ndarray:
+        """The solution w = τk loaded into the model (k rounded to integers)."""
+        return self.problem.domain.step * self.extract_k().astype(np.float64)
+
+    def exact_loss(self, k: np.ndarray) -> float:
+        """The loss at w = τk with exact integer margins (the MIP's own semantics)."""
+        k = np.asarray(k, dtype=np.int64)
+        loss = self.constant
+        if self.rows.shape[0]:
+            loss += float(self.row_weights[(self.rows @ k) <= 0].sum())
+        return float(loss)
+
+
+def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
+    """Build the exact MIP of ``problem`` once (see the module docstring).
+
+    Raises
+    ------
+    ModelError
+        If the features cannot be scaled to integers exactly (the strict inequality
+        y⟨x, w⟩ > 0 cannot be encoded) or the model would need huge coefficients.
+    """
+    import pyomo.environ as pyo
+
+    if not isinstance(problem, DiscreteProblem):
+        raise ModelError("compile_pyomo needs a DiscreteProblem")
+    loss, grid, d = problem.loss, problem.domain, problem.dim
+    tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
+    D = float(grid.bound(d))
+    X, y = loss.data.X, loss.data.y
+    weights = np.asarray(loss.weights, dtype=np.float64)
+
+    # -- exact integer margins and aggregation by primitive direction ----------------
+    s, A = _rational_scale(X)
+    B = A * y.astype(np.int64)[:, None]
+    g = np.gcd.reduce(np.abs(B), axis=1)
+    zero = g == 0
+    constant = float(weights[zero].sum())
+    keep = ~zero & (weights > 0)
+    Bk = B[keep] // g[keep][:, None]
+    uniq: np.ndarray
+    cw: np.ndarray
+    if Bk.shape[0]:
+        uniq, inv = np.unique(Bk, axis=0, return_inverse=True)
+        cw = np.bincount(inv.reshape(-1), weights=weights[keep], minlength=uniq.shape[0])
+    else:
+        uniq, cw = np.zeros((0, d), dtype=np.int64), np.zeros(0)
+    nz = cw > 0
+    uniq, cw = uniq[nz], cw[nz]
+
+    radius = D / tau  # ‖k‖₂ ≤ D/τ
+    l2cap = np.floor(np.linalg.norm(uniq.astype(np.float64), axis=1) * radius * (1 + 1e-12) + 1e-9)
+    lo = np.minimum(uniq * klow, uniq * khigh).sum(axis=1)
+    hi = np.maximum(uniq * klow, uniq * khigh).sum(axis=1)
+    lo = np.maximum(lo, -l2cap).astype(np.int64)
+    hi = np.minimum(hi, l2cap).astype(np.int64)
+    always_err = hi <= 0
+    never_err = lo >= 1
+    constant += float(cw[always_err].sum())
+    const_rows = uniq[always_err]
+    active = ~always_err & ~never_err
+    rows, row_w, bigM = uniq[active], cw[active], (1 - lo[active]).astype(np.int64)
+    if rows.size and (np.abs(rows).max() > MAX_COEFFICIENT or bigM.max() > MAX_COEFFICIENT):
+        raise ModelError(f"the big-M constraints would need coefficients above {MAX_COEFFICIENT:g}; "
+                         "use a coarser feature grid or a smaller domain")
+
+    # -- the achievable ‖k‖² values inside the ℓ2 ball --------------------------------
+    tmax = int(math.floor(D * D * (1 + L2_SLACK) / (tau * tau)))
+    while tmax >= 0 and tau * tau * tmax > D * D * (1 + L2_SLACK):
+        tmax -= 1
+    tmax = min(tmax, d * max(klow * klow, khigh * khigh))
+    T = _achievable_square_sums(d, klow, khigh, tmax)
+    if T.size == 0:
+        raise ModelError("the grid has no point inside the ℓ2 bound")
+    lam = np.sqrt(np.maximum(D * D - tau * tau * T.astype(np.float64), 0.0))
+
+    # -- the pyomo model -----------------------------------------------------------------
+    m = pyo.ConcreteModel(name="opdisc_zero_one")
+    m.J = pyo.RangeSet(0, d - 1)
+    m.E = pyo.RangeSet(0, d)
+    m.V = pyo.Set(initialize=list(range(klow, khigh + 1)), ordered=True)
+    m.T = pyo.Set(initialize=[int(t) for t in T], ordered=True)
+    m.R = pyo.RangeSet(0, rows.shape[0] - 1) if rows.shape[0] else pyo.Set(initialize=[])
+    e0 = problem.eta if problem.eta is not None else np.zeros(d + 1)
+    m.eta = pyo.Param(m.E, mutable=True, initialize={j: float(e0[j]) for j in range(d + 1)})
+
+    m.k = pyo.Var(m.J, domain=pyo.Integers, bounds=(klow, khigh))
+    m.u = pyo.Var(m.J, m.V, domain=pyo.Binary)
+    m.z = pyo.Var(m.T, domain=pyo.Binary)
+    m.e = pyo.Var(m.R, domain=pyo.Binary)
+
+    m.onehot = pyo.Constraint(m.J, rule=lambda mm, j: sum(mm.u[j, v] for v in mm.V) == 1)
+    m.klink = pyo.Constraint(m.J, rule=lambda mm, j: mm.k[j] == sum(v * mm.u[j, v] for v in mm.V))
+    m.zone = pyo.Constraint(expr=sum(m.z[t] for t in m.T) == 1)
+    m.norm = pyo.Constraint(
+        expr=sum(int(t) * m.z[t] for t in m.T) == sum(v * v * m.u[j, v] for j in m.J for v in m.V)
+    )
+    row_list = rows.tolist()
+    big_list = bigM.tolist()
+
+    def _margin(mm: Any, i: int) -> Any:
+        b = row_list[i]
+        return sum(b[j] * mm.k[j] for j in range(d) if b[j] != 0) + big_list[i] * mm.e[i] >= 1
+
+    m.margin = pyo.Constraint(m.R, rule=_margin)
+    index = {tuple(r): i for i, r in enumerate(row_list)}
+    pairs = sorted((i, index[neg]) for i, r in enumerate(row_list)
+                   if (neg := tuple(-v for v in r)) in index and index[neg] > i)
+    m.P = pyo.Set(initialize=pairs, dimen=2, ordered=True)
+    m.opposite = pyo.Constraint(m.P, rule=lambda mm, i, j: mm.e[i] + mm.e[j] >= 1)
+
+    def _weight(c: float) -> float | int:
+        return int(c) if float(c).is_integer() else float(c)
+
+    lam_list = lam.tolist()
+    loss_expr = sum(_weight(row_w[i]) * m.e[i] for i in range(rows.shape[0]))
+    m.obj = pyo.Objective(
+        expr=loss_expr + _weight(constant)
+        - sum(m.eta[j] * (tau / D) * m.k[j] for j in m.J)
+        - m.eta[d] * sum((lam_list[i] / D) * m.z[t] for i, t in enumerate(m.T)),
+        sense=pyo.minimize,
+    )
+
+    pos = weights[weights > 0]
+    if pos.size == 0:
+        resolution = math.inf
+    elif np.all(pos == np.round(pos)) and pos.max() < 2**53:
+        resolution = float(math.gcd(*(int(c) for c in pos)))
+    else:
+        resolution = float(pos.min())
+
+    size = MipSize(
+        integer_vars=d,
+        binary_vars=d * (khigh - klow + 1) + int(T.size) + int(rows.shape[0]),
+        constraints=2 * d + 2 + int(rows.shape[0]) + len(pairs),
+        rows=int(rows.shape[0]),
+        pairs=len(pairs),
+        levels=khigh - klow + 1,
+        norm_values=int(T.size),
+    )
+    prog = PyomoProgram(model=m, problem=problem, scale=int(s), constant=constant, resolution=resolution,
+                        size=size, rows=rows, row_weights=row_w, const_rows=const_rows)
+    prog.set_eta(e0)
+    return prog
