@@ -19,6 +19,7 @@ __all__ = ["BENCHMARKS", "UnknownBenchmarkError", "describe", "get", "names"]
 #: benchmark name -> module path (imported lazily: a benchmark's baselines are optional)
 BENCHMARKS: dict[str, str] = {
     "objective-perturbation": "dpopt.bench.objective_perturbation",
+    "opdisc": "dpopt.bench.opdisc",
 }
 
 
