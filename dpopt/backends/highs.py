@@ -72,6 +72,23 @@ class HighsPrepared:
     program: PyomoProgram
 
 
+#: threads when the caller does not say (HiGHS's own default is "all cores")
+DEFAULT_THREADS = 2
+_scheduler_threads: int | None = None
+
+
+def _set_threads(threads: int | None) -> None:
+    """HiGHS's task scheduler is process-global and refuses a new thread count once
+    started ("threads" then makes the next solve fail); reset it when the count changes."""
+    global _scheduler_threads
+    n = DEFAULT_THREADS if threads is None else int(threads)
+    if _scheduler_threads != n:  # also on first use: another Highs may have started it
+        import highspy
+
+        highspy.Highs.resetGlobalScheduler(True)
+    _scheduler_threads = n
+
+
 class HighsBackend(Backend):
     """Exact MIP oracle for :class:`DiscreteProblem` (0/1 loss over an IntegerGrid)."""
 
@@ -137,7 +154,10 @@ class HighsBackend(Backend):
             kw["time_limit"] = float(options.time_limit)
         if options.threads is not None:
             kw["threads"] = int(options.threads)
+        else:
+            kw["threads"] = DEFAULT_THREADS
 
+        _set_threads(options.threads)
         start = time.perf_counter()
         try:
             res = Highs().solve(prog.model, **kw)  # a fresh instance: no state from earlier solves

@@ -28,6 +28,7 @@ def _load_builtins() -> None:
     from dpopt.backends import (  # noqa: F401 — registration side effect
         bruteforce,
         clarabel,
+        cpsat,
         highs,
         osqp,
         scipy_backend,
