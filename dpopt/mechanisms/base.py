@@ -21,7 +21,7 @@ from scipy.special import gammaln
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
-from dpopt.backends.result import OracleResult
+from dpopt.backends.result import OracleResult, SolveOptions
 from dpopt.errors import MechanismError, UncertifiedOracleError
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.perturbation import Perturbation
@@ -150,6 +150,17 @@ class Mechanism(ABC):
             threads: int | None = None) -> Release:
         """Run the mechanism once and return a release."""
 
+    def _charged_solve(self, backend: Backend, prepared: Any, b: np.ndarray, options: SolveOptions,
+                       label: str) -> tuple[OracleResult, Charge]:
+        """Charge the ledger (the data is about to be touched), then call the oracle;
+        if the call raises, the charge stays spent and is marked unreleased."""
+        charge = self.ledger.charge(self.epsilon, self.delta, label=label, mechanism=self.name)
+        try:
+            return backend.solve(prepared, b, options), charge
+        except BaseException:
+            self.ledger.mark_unreleased(charge)
+            raise
+
     def _fail_closed(self, result: OracleResult, charge: Charge) -> None:
         """Mark the charge unreleased and raise, unless release-unsafe was asked for."""
         self.ledger.mark_unreleased(charge)
@@ -215,12 +226,7 @@ class ConvexMechanism(Mechanism):
         b = plan.linear_noise.draw(rng, problem.dim)
         out_noise = plan.output_noise.draw(rng, problem.dim)
         prepared = backend.prepare(plan.template)
-        charge = self.ledger.charge(self.epsilon, self.delta, label=problem.summary(), mechanism=self.name)
-        try:
-            result = backend.solve(prepared, b, options)
-        except BaseException:
-            self.ledger.mark_unreleased(charge)
-            raise
+        result, charge = self._charged_solve(backend, prepared, b, options, problem.summary())
         result, point = self._recheck(plan, b, result)
         parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance)
         if not result.certified:

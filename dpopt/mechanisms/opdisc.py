@@ -104,12 +104,7 @@ class OPDisc(Mechanism):
         rng, seed_info = make_rng(seed)
         eta = np.asarray(gaussian_noise(rng, sigma, problem.dim + 1), dtype=np.float64)
         prepared = backend.prepare(problem)
-        charge = self.ledger.charge(self.epsilon, self.delta, label=problem.summary(), mechanism=self.name)
-        try:
-            result = backend.solve(prepared, eta, options)
-        except BaseException:
-            self.ledger.mark_unreleased(charge)
-            raise
+        result, charge = self._charged_solve(backend, prepared, eta, options, problem.summary())
         w = result.solution
         ok = w is not None and problem.domain.contains(w)
         result = result.with_recheck({"on_grid": bool(ok)}, ok)
