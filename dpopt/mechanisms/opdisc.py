@@ -107,7 +107,7 @@ class OPDisc(Mechanism):
         result, charge = self._charged_solve(backend, prepared, eta, options, problem.summary())
         w = result.solution
         ok = w is not None and problem.domain.contains(w)
-        result = result.with_recheck({"on_grid": bool(ok)}, ok)
+        result = result.with_recheck({**(result.recheck or {}), "on_grid": bool(ok)}, ok)
         if not result.certified:
             self._fail_closed(result, charge)
         params = {"noise": "gaussian", "noise_scale": sigma, "lipschitz": problem.loss.lipschitz,
