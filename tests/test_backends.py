@@ -92,3 +92,13 @@ def test_third_party_backends_register_through_entry_points(monkeypatch):
     monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
     assert "plugin-solver" in registry.names()
     assert isinstance(registry.get("plugin-solver"), Plugin)
+
+
+def test_rechecks_compose_and_never_recertify():
+    from dpopt.backends.result import OracleResult, OracleStatus
+
+    r = OracleResult(None, OracleStatus.OPTIMAL, True, 0.0, "x", "1", "ok")
+    failed = r.with_recheck({"a": 1}, False)
+    assert not failed.certified
+    assert not failed.with_recheck({"b": 2}, True).certified
+    assert r.with_recheck({}, True).certified

@@ -105,8 +105,12 @@ class OracleResult:
             object.__setattr__(self, "certified", bool(self.solver_certified))
 
     def with_recheck(self, recheck: dict[str, Any], accepted: bool) -> OracleResult:
-        """A copy carrying dpopt's re-check and the final verdict."""
-        return replace(self, recheck=recheck, certified=bool(self.solver_certified and accepted))
+        """A copy carrying a re-check and the final verdict.
+
+        Re-checks compose: the verdict is the current one *and* ``accepted``, so a later
+        re-check can never turn an uncertified result back into a certified one.
+        """
+        return replace(self, recheck=recheck, certified=bool(self.certified and accepted))
 
     def summary(self) -> str:
         """One line: backend, status, limit, bounds, gap, verdict, time."""
