@@ -44,8 +44,6 @@ Seeds make the noise reproducible and are not secure: this is a benchmark.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
 import platform
 import statistics
@@ -61,6 +59,7 @@ import numpy as np
 
 import dpopt as dp
 from dpopt.backends.profiles import resolve
+from dpopt.bench.output import write_outputs
 from dpopt.datasets import adult_train_test
 from dpopt.errors import UncertifiedOracleError
 
@@ -320,7 +319,7 @@ def _run(args: argparse.Namespace) -> int:
     text = render(summary)
     print(text)
     if args.out is not None:
-        write_outputs(args.out, runs, summary, text)
+        write_outputs(args.out, Run, runs, summary, text)
         print(f"\nwrote {args.out / 'runs.csv'}, {args.out / 'summary.json'}, {args.out / 'table.txt'}")
     return 0
 
@@ -502,27 +501,6 @@ def render(summary: dict[str, Any]) -> str:
         lines += ["", "Notes:"] + [f"  - {n}" for n in notes]
     return "\n".join(lines)
 
-
-def write_outputs(out: Path, runs: list[Run], summary: dict[str, Any], text: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "runs.csv").open("w", newline="") as fh:
-        fields = list(asdict(runs[0]))
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        for r in runs:
-            w.writerow(asdict(r))
-
-    def clean(v: Any) -> Any:
-        if isinstance(v, float):
-            return v if math.isfinite(v) else None
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-
-    (out / "summary.json").write_text(json.dumps(clean(summary), indent=2) + "\n")
-    (out / "table.txt").write_text(text + "\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -45,15 +45,13 @@ Solver settings: the backend's own (HiGHS: fresh instance per call, zero gap,
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
 import platform
 import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +59,7 @@ import numpy as np
 
 from dpopt.backends import registry
 from dpopt.backends.result import OracleResult, SolveOptions
+from dpopt.bench.output import write_outputs
 from dpopt.compile.mip_pyomo import (
     L2_SLACK,
     MAX_COEFFICIENT,
@@ -292,7 +291,7 @@ def _run(args: argparse.Namespace) -> int:
     text = render(summary)
     print(text)
     if args.out is not None:
-        write_outputs(args.out, runs, summary, text)
+        write_outputs(args.out, Run, runs, summary, text)
         print(f"\nwrote {args.out / 'runs.csv'}, {args.out / 'summary.json'}, {args.out / 'table.txt'}")
     return 0
 
@@ -405,26 +404,6 @@ def render(summary: dict[str, Any]) -> str:
                          "both certified.")
     return "\n".join(lines)
 
-
-def write_outputs(out: Path, runs: list[Run], summary: dict[str, Any], text: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "runs.csv").open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[f for f in Run.__dataclass_fields__])
-        w.writeheader()
-        for r in runs:
-            w.writerow(asdict(r))
-
-    def clean(v: Any) -> Any:
-        if isinstance(v, float):
-            return v if math.isfinite(v) else None
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-
-    (out / "summary.json").write_text(json.dumps(clean(summary), indent=2) + "\n")
-    (out / "table.txt").write_text(text + "\n")
 
 
 # ---------------------------------------------------------------------------
