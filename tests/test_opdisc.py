@@ -123,3 +123,26 @@ def test_opdisc_small_audit_through_highs():
         a = dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver="highs", seed=s).theta
         b = dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=s).theta
         assert np.array_equal(a, b)
+
+
+@pytest.mark.slow
+def test_opdisc_real_loss_is_far_below_its_claim():
+    """The figures behind the mutation test's docstring (pytest -m slow tests/test_opdisc.py -s):
+    vectorised exact argmins over the 1-d grid, 200,000 runs per dataset."""
+    from dpopt.testing import audit_outputs
+
+    d0, d1 = _pair()
+    p0, p1 = _problem(d0), _problem(d1)
+    W = GRID.enumerate(1)
+    Pi = GRID.normalize(W)
+    sigma = opdisc_sigma(1.0, 2.0, 1.0, 1, 4.0, 1e-3)
+    rng = np.random.default_rng(0)
+    bounds = {}
+    for f in (1.0, 0.5, 0.1):
+        E = rng.normal(scale=sigma * f, size=(200_000, 2))
+        o0 = W[np.argmin(p0.loss.values(W)[None, :] - E @ Pi.T, axis=1)]
+        o1 = W[np.argmin(p1.loss.values(W)[None, :] - E @ Pi.T, axis=1)]
+        res = audit_outputs(o0, o1, claimed_epsilon=4.0, claimed_delta=1e-3)
+        print(f"σ×{f}: {res.summary()}")
+        bounds[f] = res.epsilon_lower
+    assert bounds[1.0] < 0.5 and bounds[0.5] < 4.0 and bounds[0.1] < 4.0
