@@ -15,8 +15,10 @@ from dpopt.mechanisms import (
     Mechanism,
     ObjectivePerturbation,
     OPDisc,
+    OPSamp,
     OutputPerturbation,
     Release,
+    RSPM,
     default_ledger,
 )
 from dpopt.modeling import *  # noqa: F403
@@ -29,7 +31,7 @@ from dpopt.privacy.ledger import Ledger
 __version__ = "0.1.0"
 
 __all__ = [
-    *_modeling_all, "DiscreteProblem", "IntegerGrid", "Ledger", "ZeroOneLoss", "Mechanism", "OPDisc", "ObjectivePerturbation", "OracleResult", "OracleStatus",
-    "OutputPerturbation", "Release", "SolveOptions", "backend_names", "default_ledger", "errors",
+    *_modeling_all, "DiscreteProblem", "IntegerGrid", "Ledger", "ZeroOneLoss", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OracleResult", "OracleStatus",
+    "OutputPerturbation", "RSPM", "Release", "SolveOptions", "backend_names", "default_ledger", "errors",
     "get_backend",
 ]

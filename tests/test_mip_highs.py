@@ -138,7 +138,11 @@ def test_model_is_built_once_and_set_eta_changes_parameters_only():
     assert r1.solution[0] > 0 > r2.solution[0]
     for eta, r in ((e1, r1), (e2, r2)):
         np.testing.assert_allclose(r.solution, brute_force(problem.with_eta(eta))[0])
-    assert [model.eta[j].value for j in range(d + 1)] == list(e2)
+    assert list(prepared.program.eta) == list(e2)
+    D = problem.domain.bound(d)
+    tau = problem.domain.step
+    assert [model.kc[j].value for j in range(d)] == pytest.approx(list(e2[:d] * tau / D))
+    assert model.normc.value == e2[d]
 
 
 def test_time_limit_is_reported_and_not_certified():

@@ -61,12 +61,11 @@ from dpopt.backends import registry
 from dpopt.backends.result import OracleResult, SolveOptions
 from dpopt.bench.output import write_outputs
 from dpopt.compile.mip_pyomo import (
-    L2_SLACK,
     MAX_COEFFICIENT,
-    MipSize,
     PyomoProgram,
-    _achievable_square_sums,
     _rational_scale,
+    _resolution,
+    build_program,
 )
 from dpopt.datasets import load_adult
 from dpopt.errors import ModelError
@@ -108,81 +107,18 @@ def compile_naive(problem: DiscreteProblem) -> PyomoProgram:
     M = 1 + ⌊s·B·D/τ⌋ with B the declared ℓ2 bound on x (or the largest row norm
     if that is larger), so |⟨a_i, k⟩| ≤ M − 1 on the ℓ2 ball.
     """
-    import pyomo.environ as pyo
-
     loss, grid, d = problem.loss, problem.domain, problem.dim
-    tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
-    D = float(grid.bound(d))
     X, y = loss.data.X, loss.data.y
     weights = np.asarray(loss.weights, dtype=np.float64)
-
     s, A = _rational_scale(X)
     rows = A * y.astype(np.int64)[:, None]  # integer margins, one per data row, not reduced
     xb = float(loss.data.x_bound_in(2))
     xb = max(xb, float(np.linalg.norm(X, axis=1).max()) if X.shape[0] else 0.0)
-    big_m = 1 + int(math.floor(s * xb * D / tau * (1 + 1e-12) + 1e-9))
+    big_m = 1 + int(math.floor(s * xb * grid.bound(d) / grid.step * (1 + 1e-12) + 1e-9))
     if big_m > MAX_COEFFICIENT:
         raise ModelError(f"the global big-M {big_m} exceeds {MAX_COEFFICIENT:g}")
-
-    tmax = int(math.floor(D * D * (1 + L2_SLACK) / (tau * tau)))
-    while tmax >= 0 and tau * tau * tmax > D * D * (1 + L2_SLACK):
-        tmax -= 1
-    tmax = min(tmax, d * max(klow * klow, khigh * khigh))
-    T = _achievable_square_sums(d, klow, khigh, tmax)
-    if T.size == 0:
-        raise ModelError("the grid has no point inside the ℓ2 bound")
-    lam = np.sqrt(np.maximum(D * D - tau * tau * T.astype(np.float64), 0.0)).tolist()
-    nrows = rows.shape[0]
-
-    m = pyo.ConcreteModel(name="opdisc_zero_one_naive")
-    m.J = pyo.RangeSet(0, d - 1)
-    m.E = pyo.RangeSet(0, d)
-    m.V = pyo.Set(initialize=list(range(klow, khigh + 1)), ordered=True)
-    m.T = pyo.Set(initialize=[int(t) for t in T], ordered=True)
-    m.R = pyo.RangeSet(0, nrows - 1) if nrows else pyo.Set(initialize=[])
-    e0 = problem.eta if problem.eta is not None else np.zeros(d + 1)
-    m.eta = pyo.Param(m.E, mutable=True, initialize={j: float(e0[j]) for j in range(d + 1)})
-    m.k = pyo.Var(m.J, domain=pyo.Integers, bounds=(klow, khigh))
-    m.u = pyo.Var(m.J, m.V, domain=pyo.Binary)
-    m.z = pyo.Var(m.T, domain=pyo.Binary)
-    m.e = pyo.Var(m.R, domain=pyo.Binary)
-    m.onehot = pyo.Constraint(m.J, rule=lambda mm, j: sum(mm.u[j, v] for v in mm.V) == 1)
-    m.klink = pyo.Constraint(m.J, rule=lambda mm, j: mm.k[j] == sum(v * mm.u[j, v] for v in mm.V))
-    m.zone = pyo.Constraint(expr=sum(m.z[t] for t in m.T) == 1)
-    m.norm = pyo.Constraint(
-        expr=sum(int(t) * m.z[t] for t in m.T) == sum(v * v * m.u[j, v] for j in m.J for v in m.V)
-    )
-    row_list = rows.tolist()
-
-    def _margin(mm: Any, i: int) -> Any:
-        a = row_list[i]
-        return sum(a[j] * mm.k[j] for j in range(d) if a[j] != 0) + big_m * mm.e[i] >= 1
-
-    m.margin = pyo.Constraint(m.R, rule=_margin)
-
-    def _weight(c: float) -> float | int:
-        return int(c) if float(c).is_integer() else float(c)
-
-    m.obj = pyo.Objective(
-        expr=sum(_weight(weights[i]) * m.e[i] for i in range(nrows))
-        - sum(m.eta[j] * (tau / D) * m.k[j] for j in m.J)
-        - m.eta[d] * sum((lam[i] / D) * m.z[t] for i, t in enumerate(m.T)),
-        sense=pyo.minimize,
-    )
-    pos = weights[weights > 0]
-    if pos.size == 0:
-        resolution = math.inf
-    elif np.all(pos == np.round(pos)) and pos.max() < 2**53:
-        resolution = float(math.gcd(*(int(c) for c in pos)))
-    else:
-        resolution = float(pos.min())
-    size = MipSize(integer_vars=d, binary_vars=d * (khigh - klow + 1) + int(T.size) + nrows,
-                   constraints=2 * d + 2 + nrows, rows=nrows, pairs=0, levels=khigh - klow + 1,
-                   norm_values=int(T.size))
-    prog = PyomoProgram(model=m, problem=problem, scale=int(s), constant=0.0, resolution=resolution,
-                        size=size, rows=rows, row_weights=weights.copy(), const_rows=np.zeros((0, d), np.int64))
-    prog.set_eta(e0)
-    return prog
+    return build_program(problem, rows, weights, np.full(rows.shape[0], big_m, dtype=np.int64), scale=int(s),
+                         resolution=_resolution(weights), opposite_cuts=False, name="opdisc_zero_one_naive")
 
 
 # ---------------------------------------------------------------------------

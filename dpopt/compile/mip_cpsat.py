@@ -49,6 +49,11 @@ Objective (rounded, with a proven error bound)
     (``2E`` is the worst distortion between two points).  E = 0 when η = 0 and the weights
     are integers: then F = Q f exactly.
 
+Other perturbation kinds (:meth:`DiscreteProblem.linear_terms`)
+    OPSamp's linear −⟨σ, w⟩ has b_j = τσ_j and no table term (g ≡ 0); RSPM's separable
+    separator weights T add one element table per coordinate, ``L_j[k_j − klow]`` with
+    L_j = round(Q T_j), contributing Σ_j max_v |L_jv − Q T_jv| to E.
+
 How the backend turns this into an *exact* oracle is described in
 :mod:`dpopt.backends.cpsat` (the second phase uses :meth:`CpSatProgram.excluded_model`).
 The base model (variables, data constraints, ℓ2 bound) is built once; a new η only changes
@@ -59,7 +64,7 @@ measured to be far cheaper than rebuilding) and adds those two.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -220,6 +225,8 @@ class RoundedObjective:
         −B_j: the coefficient of k_j in F.
     table : list of int
         G[t] for t = 0..S.
+    level_tables : list of list of int
+        For kind "levels": L_j[v − klow] ≈ Q T[j, v] for the model's k_j range (else empty).
     error : float
         E: |F(k) − Q f(k)| ≤ E for every grid point (integer units).
     """
@@ -230,6 +237,7 @@ class RoundedObjective:
     k_coef: list[int]
     table: list[int]
     error: float
+    level_tables: list[list[int]] = field(default_factory=list)
 
     @property
     def alpha(self) -> float:
@@ -319,21 +327,21 @@ class CpSatProgram:
     # --------------------------------------------------------------- objective
     def _eta(self, eta: np.ndarray | None) -> np.ndarray:
         if eta is None:
-            return np.zeros(self.d + 1)
-        e = np.asarray(eta, dtype=np.float64).reshape(-1)
-        if e.shape != (self.d + 1,) or not np.all(np.isfinite(e)):
-            raise ModelError(f"eta must be a finite vector of length d + 1 = {self.d + 1}")
-        return e
+            return np.zeros(self.problem.noise_size)
+        return np.asarray(self.problem.with_eta(eta).eta)  # validates length and finiteness
 
     def rounded(self, eta: np.ndarray | None, *, scale: int | None = None) -> RoundedObjective:
         """The integer objective F for ``eta`` and its error bound E (module docstring)."""
         eta = self._eta(eta)
-        b = eta[:-1] * self.tau / self.D
+        c, a, table = self.problem.with_eta(eta).linear_terms()
+        b = c * self.tau
         t = np.arange(self.s_max + 1, dtype=np.float64)
-        g = -eta[-1] * np.sqrt(np.maximum(self.D * self.D - self.tau * self.tau * t, 0.0)) / self.D
+        g = -a * np.sqrt(np.maximum(self.D * self.D - self.tau * self.tau * t, 0.0)) / self.D
+        lev = np.zeros((self.d, 0)) if table is None else table[:, self.klow - self.problem.domain.klow:
+                                                                 self.khigh - self.problem.domain.klow + 1]
         w, c0 = self.rows.weights, self.rows.constant
         kmax = self.kmax.astype(np.float64)
-        M = float(w.sum() + c0 + np.abs(b) @ kmax + np.abs(g).max())
+        M = float(w.sum() + c0 + np.abs(b) @ kmax + np.abs(g).max() + np.abs(lev).max(axis=1, initial=0.0).sum())
         Q = DEFAULT_SCALE if scale is None else int(scale)
         if Q < 1 or Q & (Q - 1):
             raise ModelError("the objective scale Q must be a power of two")
@@ -341,10 +349,11 @@ class CpSatProgram:
             Q //= 2
         if Q * M > MAX_SCALED_OBJECTIVE:
             raise ModelError("the objective is too large for CP-SAT's integer arithmetic; rescale the weights")
-        Qw, Qc0, Qb, Qg = Q * w, Q * c0, Q * b, Q * g  # exact: Q is a power of two
-        C, C0, B, G = np.rint(Qw), float(np.rint(Qc0)), np.rint(Qb), np.rint(Qg)
-        err = (np.abs(C - Qw).sum() + abs(C0 - Qc0) + np.abs(B - Qb) @ kmax + np.abs(G - Qg).max())
-        err += Q * abs(eta[-1]) / self.D * self._sqrt_discrepancy(t)
+        Qw, Qc0, Qb, Qg, QL = Q * w, Q * c0, Q * b, Q * g, Q * lev  # exact: Q is a power of two
+        C, C0, B, G, L = np.rint(Qw), float(np.rint(Qc0)), np.rint(Qb), np.rint(Qg), np.rint(QL)
+        err = (np.abs(C - Qw).sum() + abs(C0 - Qc0) + np.abs(B - Qb) @ kmax + np.abs(G - Qg).max()
+               + np.abs(L - QL).max(axis=1, initial=0.0).sum())
+        err += Q * abs(a) / self.D * self._sqrt_discrepancy(t)
         exact_weights = bool(np.all(C == Qw) and C0 == Qc0)
         if not (exact_weights and not np.any(eta)):
             err += FP_SAFETY * Q * M
@@ -355,6 +364,7 @@ class CpSatProgram:
             k_coef=[-int(v) for v in B],
             table=[int(v) for v in G],
             error=float(err),
+            level_tables=[[int(v) for v in row] for row in L] if table is not None else [],
         )
 
     def _sqrt_discrepancy(self, t: np.ndarray) -> float:
@@ -384,6 +394,10 @@ class CpSatProgram:
         e = [m.get_bool_var_from_proto_index(v.index) for v in self.e]
         expr = (cp_model.LinearExpr.weighted_sum(e, ro.loss_coef)
                 + cp_model.LinearExpr.weighted_sum(k, ro.k_coef) + lam)
+        for j, row in enumerate(ro.level_tables):  # kind "levels": Σ_j L_j[k_j − klow]
+            lv = m.new_int_var(min(row), max(row), f"lev{j}")
+            m.add_element(k[j] - self.klow, row, lv)
+            expr = expr + lv
         return m, expr
 
     def minimize_model(self, ro: RoundedObjective) -> Any:
@@ -424,7 +438,7 @@ class CpSatProgram:
         w = self.w_of(k)
         val = self.rows.loss(k)
         if np.any(eta):
-            val -= float(self.problem.domain.normalize(w) @ eta)
+            val += float(self.problem.with_eta(eta).perturbation_values(w[None, :])[0])
         return val
 
 

@@ -59,6 +59,13 @@ many values, so it is encoded exactly by one-hot binaries:
   bound), Σ_t z_t = 1, Σ_t t z_t = Σ_j Σ_v v² u_{jv};
 * the last term is −η_{d+1}/D · Σ_t √(D² − τ²t) z_t: linear and exact.
 
+*Other perturbation kinds.*  The objective's noise part is written through
+:meth:`DiscreteProblem.linear_terms` as −Σ_j kc_j k_j − a Σ_t (λ_t/D) z_t (+ Σ_{j,v}
+lev_{jv} u_{jv} for kind "levels"), all mutable parameters: OPDisc's normalized
+η (kc = η_j τ/D, a = η_{d+1}), OPSamp's linear −⟨σ, w⟩ (kc = τσ_j, a = 0) and RSPM's
+separable separator weights (a table on the one-hot u, exact for any values) share
+one model builder.
+
 Size: with m = khigh − klow + 1 levels, T achievable values of t, R merged rows
 that are neither constant nor dropped and P opposite pairs among them, there are
 d integer k_j, d·m + T + R binaries, and 2d + 2 + R + P linear constraints.  For
@@ -154,7 +161,8 @@ class PyomoProgram:
     Attributes
     ----------
     model : pyomo.environ.ConcreteModel
-        The MIP (built once).  ``model.eta`` holds the mutable noise parameters.
+        The MIP (built once).  ``model.kc``, ``model.normc`` (and ``model.lev``) hold the
+        mutable noise coefficients.
     problem : DiscreteProblem
         The problem it was compiled from (its ``eta`` is the initial value only).
     scale : int
@@ -183,18 +191,28 @@ class PyomoProgram:
 
     @property
     def eta(self) -> np.ndarray:
-        """The noise currently in the model (length d + 1)."""
+        """The noise currently in the model (length ``problem.noise_size``)."""
         return self._eta.copy()
 
     def set_eta(self, eta: np.ndarray | None) -> None:
-        """Put a new noise vector into the model's mutable parameters (no rebuild)."""
-        d = self.problem.dim
-        e = np.zeros(d + 1) if eta is None else np.asarray(eta, dtype=np.float64)
-        if e.shape != (d + 1,) or not np.all(np.isfinite(e)):
-            raise ModelError(f"eta must be a finite vector of length d + 1 = {d + 1}")
-        for j in range(d + 1):
-            self.model.eta[j].set_value(float(e[j]))
-        self._eta = e.copy()
+        """Put a new noise vector into the model's mutable parameters (no rebuild).
+
+        The parameters are the coefficients of :meth:`DiscreteProblem.linear_terms`:
+        ``kc[j]`` = τ c_j on k_j, ``normc`` = a on Σ_t (λ_t/D) z_t and, for kind
+        "levels", ``lev[j, v]`` = T[j, v − klow] on u_{jv}.
+        """
+        p = self.problem.with_eta(eta)  # validates the length and finiteness
+        c, a, table = p.linear_terms()
+        tau = float(p.domain.step)
+        m = self.model
+        for j in range(p.dim):
+            m.kc[j].set_value(float(tau * c[j]))
+        m.normc.set_value(float(a))
+        if table is not None:
+            klow = int(p.domain.klow)
+            for (j, v) in m.lev:
+                m.lev[j, v].set_value(float(table[j, v - klow]))
+        self._eta = np.zeros(p.noise_size) if eta is None else np.asarray(p.eta).copy()
 
     def current_problem(self) -> DiscreteProblem:
         """The DiscreteProblem with the noise currently in the model."""
@@ -230,8 +248,6 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
         If the features cannot be scaled to integers exactly (the strict inequality
         y⟨x, w⟩ > 0 cannot be encoded) or the model would need huge coefficients.
     """
-    import pyomo.environ as pyo
-
     if not isinstance(problem, DiscreteProblem):
         raise ModelError("compile_pyomo needs a DiscreteProblem")
     loss, grid, d = problem.loss, problem.domain, problem.dim
@@ -274,7 +290,15 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
         raise ModelError(f"the big-M constraints would need coefficients above {MAX_COEFFICIENT:g}; "
                          "use a coarser feature grid or a smaller domain")
 
-    # -- the achievable ‖k‖² values inside the ℓ2 ball --------------------------------
+    return build_program(problem, rows, row_w, bigM, scale=int(s), resolution=_resolution(weights), constant=constant,
+                         const_rows=const_rows, opposite_cuts=True, name="opdisc_zero_one")
+
+
+def _norm_values(problem: DiscreteProblem) -> tuple[np.ndarray, np.ndarray]:
+    """(T, λ): the achievable t = ‖k‖² inside the ℓ2 ball and λ_t = √(D² − τ²t)."""
+    grid, d = problem.domain, problem.dim
+    tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
+    D = float(grid.bound(d))
     tmax = int(math.floor(D * D * (1 + L2_SLACK) / (tau * tau)))
     while tmax >= 0 and tau * tau * tmax > D * D * (1 + L2_SLACK):
         tmax -= 1
@@ -282,17 +306,48 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     T = _achievable_square_sums(d, klow, khigh, tmax)
     if T.size == 0:
         raise ModelError("the grid has no point inside the ℓ2 bound")
-    lam = np.sqrt(np.maximum(D * D - tau * tau * T.astype(np.float64), 0.0))
+    return T, np.sqrt(np.maximum(D * D - tau * tau * T.astype(np.float64), 0.0))
 
-    # -- the pyomo model -----------------------------------------------------------------
-    m = pyo.ConcreteModel(name="opdisc_zero_one")
+
+def _resolution(weights: np.ndarray) -> float:
+    """The loss granularity (PyomoProgram.resolution) of positive weights."""
+    pos = weights[weights > 0]
+    if pos.size == 0:
+        return math.inf
+    if np.all(pos == np.round(pos)) and pos.max() < 2**53:
+        return float(math.gcd(*(int(c) for c in pos)))
+    return float(pos.min())
+
+
+def build_program(problem: DiscreteProblem, rows: np.ndarray, row_weights: np.ndarray, big_m: np.ndarray, *,
+                  scale: int, resolution: float, constant: float = 0.0, const_rows: np.ndarray | None = None,
+                  opposite_cuts: bool = True, name: str = "opdisc_zero_one") -> PyomoProgram:
+    """The pyomo model for given integer margin rows (one binary e_i per row).
+
+    Shared by :func:`compile_pyomo` and the benchmark's naive formulation: the grid
+    (one-hot levels), the exact ‖k‖² values, the rows ⟨b_i, k⟩ + M_i e_i ≥ 1, the optional
+    opposite-pair cuts, and the objective with mutable noise coefficients.
+    """
+    import pyomo.environ as pyo
+
+    grid, d = problem.domain, problem.dim
+    klow, khigh = int(grid.klow), int(grid.khigh)
+    D = float(grid.bound(d))
+    T, lam = _norm_values(problem)
+    row_w = np.asarray(row_weights, dtype=np.float64)
+    bigM = np.asarray(big_m, dtype=np.int64).reshape(-1)
+    if bigM.shape != (rows.shape[0],):
+        raise ModelError("build_program needs one big-M per row")
+
+    m = pyo.ConcreteModel(name=name)
     m.J = pyo.RangeSet(0, d - 1)
-    m.E = pyo.RangeSet(0, d)
     m.V = pyo.Set(initialize=list(range(klow, khigh + 1)), ordered=True)
     m.T = pyo.Set(initialize=[int(t) for t in T], ordered=True)
     m.R = pyo.RangeSet(0, rows.shape[0] - 1) if rows.shape[0] else pyo.Set(initialize=[])
-    e0 = problem.eta if problem.eta is not None else np.zeros(d + 1)
-    m.eta = pyo.Param(m.E, mutable=True, initialize={j: float(e0[j]) for j in range(d + 1)})
+    m.kc = pyo.Param(m.J, mutable=True, initialize=0.0)
+    m.normc = pyo.Param(mutable=True, initialize=0.0)
+    if problem.kind == "levels":
+        m.lev = pyo.Param(m.J, m.V, mutable=True, initialize=0.0)
 
     m.k = pyo.Var(m.J, domain=pyo.Integers, bounds=(klow, khigh))
     m.u = pyo.Var(m.J, m.V, domain=pyo.Binary)
@@ -315,7 +370,7 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     m.margin = pyo.Constraint(m.R, rule=_margin)
     index = {tuple(r): i for i, r in enumerate(row_list)}
     pairs = sorted((i, index[neg]) for i, r in enumerate(row_list)
-                   if (neg := tuple(-v for v in r)) in index and index[neg] > i)
+                   if (neg := tuple(-v for v in r)) in index and index[neg] > i) if opposite_cuts else []
     m.P = pyo.Set(initialize=pairs, dimen=2, ordered=True)
     m.opposite = pyo.Constraint(m.P, rule=lambda mm, i, j: mm.e[i] + mm.e[j] >= 1)
 
@@ -324,20 +379,12 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
 
     lam_list = lam.tolist()
     loss_expr = sum(_weight(row_w[i]) * m.e[i] for i in range(rows.shape[0]))
-    m.obj = pyo.Objective(
-        expr=loss_expr + _weight(constant)
-        - sum(m.eta[j] * (tau / D) * m.k[j] for j in m.J)
-        - m.eta[d] * sum((lam_list[i] / D) * m.z[t] for i, t in enumerate(m.T)),
-        sense=pyo.minimize,
-    )
-
-    pos = weights[weights > 0]
-    if pos.size == 0:
-        resolution = math.inf
-    elif np.all(pos == np.round(pos)) and pos.max() < 2**53:
-        resolution = float(math.gcd(*(int(c) for c in pos)))
-    else:
-        resolution = float(pos.min())
+    expr = (loss_expr + _weight(constant)
+            - sum(m.kc[j] * m.k[j] for j in m.J)
+            - m.normc * sum((lam_list[i] / D) * m.z[t] for i, t in enumerate(m.T)))
+    if problem.kind == "levels":
+        expr = expr + sum(m.lev[j, v] * m.u[j, v] for j in m.J for v in m.V)
+    m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
 
     size = MipSize(
         integer_vars=d,
@@ -348,7 +395,8 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
         levels=khigh - klow + 1,
         norm_values=int(T.size),
     )
-    prog = PyomoProgram(model=m, problem=problem, scale=int(s), constant=constant, resolution=resolution,
-                        size=size, rows=rows, row_weights=row_w, const_rows=const_rows)
-    prog.set_eta(e0)
+    prog = PyomoProgram(model=m, problem=problem, scale=int(scale), constant=constant, resolution=float(resolution),
+                        size=size, rows=rows, row_weights=row_w,
+                        const_rows=np.zeros((0, d), np.int64) if const_rows is None else const_rows)
+    prog.set_eta(problem.eta)
     return prog

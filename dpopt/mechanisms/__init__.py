@@ -3,7 +3,9 @@
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism, default_ledger
 from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.opdisc import OPDisc
+from dpopt.mechanisms.opsamp import OPSamp
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.rspm import RSPM
 
-__all__ = ["ConvexMechanism", "Mechanism", "OPDisc", "ObjectivePerturbation", "OutputPerturbation", "Release", "default_ledger"]
+__all__ = ["ConvexMechanism", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OutputPerturbation", "RSPM", "Release", "default_ledger"]

@@ -35,14 +35,12 @@ certified oracle answer is released (DESIGN.md's oracle contract).
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dpopt.backends.base import Backend
-from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.rng import make_rng
@@ -58,7 +56,7 @@ def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon:
     return shift / x
 
 
-class OPDisc(Mechanism):
+class OPDisc(DiscreteMechanism):
     """Objective perturbation over a discrete domain (NRVW19 Alg. 1, corrected σ).
 
     Parameters
@@ -71,9 +69,10 @@ class OPDisc(Mechanism):
 
     name = "OPDisc"
     theorem = "NRVW19 Alg. 1 / Thm. 1, σ corrected (uniform bad set)"
+    kind = "normalized"
 
-    def __init__(self, epsilon: float, delta: float, **kwargs: object) -> None:
-        super().__init__(epsilon, delta, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, epsilon: float, delta: float, **kwargs: Any) -> None:
+        super().__init__(epsilon, delta, **kwargs)
         if self.delta == 0:
             raise MechanismError("OPDisc needs delta > 0 (its noise is Gaussian)")
 
@@ -83,40 +82,18 @@ class OPDisc(Mechanism):
         return opdisc_sigma(problem.loss.lipschitz, g.bound(problem.dim), g.step, problem.dim,
                             self.epsilon, self.delta)
 
-    def run(self, problem: DiscreteProblem, *, solver: str | Path | SolverProfile | Backend = "highs",
-            time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None) -> Release:
+    def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
+            seed: int | None = None, threads: int | None = None) -> Release:
         """Draw η, call the oracle once, release ŵ only if the oracle certified it."""
-        if not isinstance(problem, DiscreteProblem):
-            raise MechanismError(
-                f"OPDisc needs a DiscreteProblem (a ZeroOneLoss over an IntegerGrid), got "
-                f"{type(problem).__name__}; a continuous variable is not supported"
-            )
-        if problem.eta is not None:
-            raise MechanismError("the problem already carries a perturbation; pass the plain problem")
-        self._check_time_limit(time_limit)
-        sigma = self.sigma(problem)
-        backend, profile = resolve(solver, problem)
-        backend.require()
-        backend.check(problem)
-        options = merge_options(profile, time_limit=time_limit, threads=threads)
-        self.ledger.require(self.epsilon, self.delta)
+        template = self._template(problem)
+        sigma = self.sigma(template)
+        session = self._session(template, solver, time_limit, threads)
         rng, seed_info = make_rng(seed)
-        eta = np.asarray(gaussian_noise(rng, sigma, problem.dim + 1), dtype=np.float64)
-        prepared = backend.prepare(problem)
-        result, charge = self._charged_solve(backend, prepared, eta, options, problem.summary())
-        w = result.solution
-        ok = w is not None and problem.domain.contains(w)
-        result = result.with_recheck({**(result.recheck or {}), "on_grid": bool(ok)}, ok)
-        if not result.certified:
-            self._fail_closed(result, charge)
-        params = {"noise": "gaussian", "noise_scale": sigma, "lipschitz": problem.loss.lipschitz,
-                  "l2_bound": problem.domain.bound(problem.dim), "step": problem.domain.step,
-                  "backend": backend.name}
-        return Release(
-            theta=np.zeros(problem.dim) if w is None else np.asarray(w, dtype=np.float64),
-            epsilon=self.epsilon, delta=self.delta, mechanism=f"{self.name} [{self.theorem}]",
-            parameters=params, oracle_calls=(result,), seed=seed_info, private=bool(result.certified),
-            problem=problem.summary(),
-            notes=() if result.certified else ("UNSAFE: released without a certified oracle result",),
-        )
+        eta = np.asarray(gaussian_noise(rng, sigma, template.dim + 1), dtype=np.float64)
+        results, charge = self._calls(session, [eta])
+        params = {"noise": "gaussian", "noise_scale": sigma, "lipschitz": template.loss.lipschitz,
+                  "l2_bound": template.domain.bound(template.dim), "step": template.domain.step,
+                  "backend": session.backend.name}
+        w = results[-1].solution
+        theta = np.zeros(template.dim) if w is None else w
+        return self._release(theta, results, charge, params, seed_info, template)

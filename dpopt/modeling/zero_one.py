@@ -53,6 +53,19 @@ class ZeroOneLoss:
         """G = max c_i / τ on the τ-separated grid."""
         return float(self.weights.max()) / self.domain.step
 
+    @property
+    def lipschitz_l1(self) -> float:
+        """G₁ = max c_i / τ: Lipschitz in the ℓ1 norm on the grid (what OPSamp needs).
+
+        |ℓ_i(w) − ℓ_i(w')| ≤ c_i ≤ c_i ‖w − w'‖_∞ / τ ≤ c_i ‖w − w'‖₁ / τ for w ≠ w' in W_τ.
+        """
+        return float(self.weights.max()) / self.domain.step
+
+    @property
+    def value_bound(self) -> float:
+        """B = max c_i: each ℓ_i takes values in [0, B] (a bounded loss)."""
+        return float(self.weights.max())
+
     def values(self, W: np.ndarray) -> np.ndarray:
         """L(D, w) = Σ_i c_i 1[y_i⟨x_i, w⟩ ≤ 0] for each row w of ``W`` (k × d)."""
         margins = (np.atleast_2d(W) @ self.data.X.T) * self.data.y

@@ -25,7 +25,7 @@ import numpy as np
 
 from dpopt.errors import PrivacyParameterError
 
-__all__ = ["gaussian_noise", "gumbel_noise", "l2_laplace_noise", "laplace_noise"]
+__all__ = ["exponential_noise", "gaussian_noise", "gumbel_noise", "l2_laplace_noise", "laplace_noise"]
 
 Size = int | tuple[int, ...]
 
@@ -111,6 +111,32 @@ def laplace_noise(rng: np.random.Generator, scale: float, size: Size) -> np.ndar
     b = _check_scale(scale, "scale")
     shape = _check_size(size)
     return np.asarray(gen.laplace(0.0, 1.0, size=shape), dtype=np.float64) * b
+
+
+def exponential_noise(rng: np.random.Generator, scale: float, size: Size) -> np.ndarray:
+    """I.i.d. Exponential noise with mean ``scale`` (rate 1/scale), density ``exp(−x/s)/s`` on x ≥ 0.
+
+    The perturbation of follow-the-perturbed-leader and of OPSamp (NRVW19 Alg. 2,
+    "Exp(η)" there is the rate η, i.e. scale 1/η).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    scale : float
+        Mean s ≥ 0 (0 gives zeros).
+    size : int or tuple of int
+        Output shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of shape ``size``.
+    """
+    gen = _check_rng(rng)
+    s = _check_scale(scale, "scale")
+    shape = _check_size(size)
+    return np.asarray(gen.exponential(1.0, size=shape), dtype=np.float64) * s
 
 
 def l2_laplace_noise(rng: np.random.Generator, scale: float, dim: int) -> np.ndarray:
