@@ -18,6 +18,7 @@ __all__ = ["BENCHMARKS", "UnknownBenchmarkError", "describe", "get", "names"]
 
 #: benchmark name -> module path (imported lazily: a benchmark's baselines are optional)
 BENCHMARKS: dict[str, str] = {
+    "adult-halfspace": "dpopt.bench.adult_halfspace",
     "objective-perturbation": "dpopt.bench.objective_perturbation",
     "opdisc": "dpopt.bench.opdisc",
 }
