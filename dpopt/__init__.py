@@ -12,13 +12,16 @@ from dpopt.backends.registry import get as get_backend
 from dpopt.backends.registry import names as backend_names
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.mechanisms import (
+    RSPM,
+    GaussianFrankWolfe,
     Mechanism,
     ObjectivePerturbation,
     OPDisc,
     OPSamp,
     OutputPerturbation,
+    PolytopeFrankWolfe,
+    PrivateMirrorDescent,
     Release,
-    RSPM,
     default_ledger,
 )
 from dpopt.modeling import *  # noqa: F403
@@ -35,3 +38,5 @@ __all__ = [
     "OutputPerturbation", "RSPM", "Release", "SolveOptions", "backend_names", "default_ledger", "errors",
     "get_backend",
 ]
+__all__ += ["PrivateMirrorDescent"]
+__all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]

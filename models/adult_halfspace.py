@@ -1,9 +1,10 @@
-"""Private 0/1-loss halfspaces on balanced Adult with OPDisc (Neel et al. 2019, Sec. 5).
+"""Private 0/1-loss halfspaces on balanced Adult with OPDisc, RSPM or OPSamp (Neel et al. 2019, Sec. 5).
 
 Run it with::
 
     dpopt solve models/adult_halfspace.py --solver highs --set n=500 --time-limit 120
     dpopt solve models/adult_halfspace.py --solver cpsat --set n=500 --epsilon 0.5
+    dpopt solve models/adult_halfspace.py --solver highs --set mechanism=rspm
 
 The paper's setting: the balanced Adult training subset (all 7,841 positives and as
 many negatives, n = 15,682), the 23-feature encoding, a classifier w on the grid
@@ -23,6 +24,9 @@ n
     Subsample size of the balanced training set (None: all 15,682 rows).
 seed
     Seed of the *data* subsample (the noise seed is ``dpopt solve --seed``).
+mechanism
+    ``opdisc`` (Alg. 1, the default), ``rspm`` (Alg. 3 over {−1, 0, 1}^23, the paper's
+    RSPM domain) or ``opsamp`` (Alg. 2; ``calls`` oracle calls, default 20).
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ import numpy as np
 import dpopt as dp
 from dpopt.datasets import load_adult
 
-PARAMS: dict[str, Any] = {"epsilon": 1.0, "delta": 1.0 / 500**2, "n": 500, "seed": 0}
+PARAMS: dict[str, Any] = {"epsilon": 1.0, "delta": 1.0 / 500**2, "n": 500, "seed": 0, "mechanism": "opdisc",
+                          "calls": 20}
 
 
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
@@ -43,9 +48,17 @@ def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     train = load_adult("train", balanced=True, n=params["n"], seed=params["seed"])
     d = train.n_features
     w = dp.Variable(d, name="w")
+    eps, delta, kind = params["epsilon"], params["delta"], str(params["mechanism"]).lower()
+    if kind == "rspm":
+        grid = dp.IntegerGrid(step=1, low=-1, high=1)
+        return dp.DiscreteProblem(dp.ZeroOneLoss(train, w, grid)), dp.RSPM(eps, delta)
     grid = dp.IntegerGrid(step=1, low=-4, high=4, l2_bound=math.sqrt(d))
     problem = dp.DiscreteProblem(dp.ZeroOneLoss(train, w, grid))
-    return problem, dp.OPDisc(params["epsilon"], params["delta"])
+    if kind == "opsamp":
+        return problem, dp.OPSamp(eps, delta, calls=int(params["calls"]))
+    if kind != "opdisc":
+        raise dp.errors.ModelError(f"mechanism must be opdisc, rspm or opsamp, got {kind!r}")
+    return problem, dp.OPDisc(eps, delta)
 
 
 def evaluate(release: dp.Release) -> dict[str, float]:

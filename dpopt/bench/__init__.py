@@ -21,6 +21,8 @@ BENCHMARKS: dict[str, str] = {
     "adult-halfspace": "dpopt.bench.adult_halfspace",
     "objective-perturbation": "dpopt.bench.objective_perturbation",
     "opdisc": "dpopt.bench.opdisc",
+    "rates": "dpopt.bench.rates",
+    "lasso": "dpopt.bench.lasso",
 }
 
 

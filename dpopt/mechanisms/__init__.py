@@ -1,6 +1,8 @@
 """Private mechanisms: each returns a :class:`~dpopt.mechanisms.release.Release`."""
 
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism, default_ledger
+from dpopt.mechanisms.frank_wolfe import GaussianFrankWolfe, PolytopeFrankWolfe
+from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
 from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.opdisc import OPDisc
 from dpopt.mechanisms.opsamp import OPSamp
@@ -9,3 +11,5 @@ from dpopt.mechanisms.release import Release
 from dpopt.mechanisms.rspm import RSPM
 
 __all__ = ["ConvexMechanism", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OutputPerturbation", "RSPM", "Release", "default_ledger"]
+__all__ += ["PrivateMirrorDescent"]
+__all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]

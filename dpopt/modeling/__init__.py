@@ -14,6 +14,14 @@ from dpopt.modeling.losses import (
     SquaredLoss,
 )
 from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
+from dpopt.modeling.potentials import (
+    EntropyPotential,
+    EuclideanPotential,
+    GroupL1Potential,
+    NuclearPotential,
+    Potential,
+    QNormPotential,
+)
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm, L2Squared
 from dpopt.modeling.sets import (
@@ -25,6 +33,7 @@ from dpopt.modeling.sets import (
     Simplex,
     VertexPolytope,
 )
+from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
 from dpopt.modeling.variable import Variable
 
 __all__ = [
@@ -32,4 +41,9 @@ __all__ = [
     "L2Ball", "L2Squared", "Linear", "LinfBall", "LogisticLoss", "Loss", "LossConstants",
     "Perturbation", "Problem", "Quadratic", "Simplex", "SmoothedHingeLoss", "SquaredLoss",
     "Variable", "VertexPolytope",
+    "GroupL1Ball", "HPolytope", "NuclearNormBall",
+]
+__all__ += [
+    "EntropyPotential", "EuclideanPotential", "GroupL1Potential", "NuclearPotential", "Potential",
+    "QNormPotential",
 ]

@@ -6,6 +6,7 @@ sensitivities, noise scales); no function in this package sees data.
 
 from __future__ import annotations
 
+from dpopt.privacy.accountant import gaussian_sigma_for_composition, paper_sigma
 from dpopt.privacy.calibration import (
     check_epsilon_delta,
     check_sensitivity,
@@ -36,3 +37,4 @@ __all__ = [
     "laplace_scale",
     "make_rng",
 ]
+__all__ += ["gaussian_sigma_for_composition", "paper_sigma"]

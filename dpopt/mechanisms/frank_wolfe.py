@@ -1,0 +1,697 @@
+"""Private Frank–Wolfe (Talwar, Thakurta and Zhang 2014, Algs. 4 and 5).
+
+Both mechanisms run T Frank–Wolfe steps ``θ_{t+1} = (1 − μ_t)θ_t + μ_t s_t``
+from the data-independent centre θ₁ of C, on the smooth objective
+``(1/n) Σ ℓ(θ; d_i) + (λ/2)‖θ‖²``, and release θ_{T+1}.  Neighbouring
+datasets differ in one row (replace-one); every constant below comes from the
+declared data bounds, never from the data.
+
+:class:`PolytopeFrankWolfe` — Alg. 4 (``A_Noise-FW(polytope)``, Thm. 5.4)
+    C = conv(S) for a finite vertex list S (``L1Ball``, ``Simplex``,
+    ``VertexPolytope``, small ``LinfBall``).  Step t picks
+    ``s_t = argmin_{s∈S} ⟨s, ∇L(θ_t)⟩ + noise_s``.  With ℓ the ℓ1-Lipschitz
+    constant L₁ (``‖∇ℓ‖∞ ≤ L₁``) the score of s moves by at most
+    ``Δ = 2 L₁ ‖C‖₁ / n`` between neighbours, ``‖C‖₁ = max_{s∈S} ‖s‖₁``.
+
+    * ``selection="laplace"`` (default): report-noisy-max with Laplace(2Δ/ε₀)
+      noise, ε₀-DP per step; composed by the better of basic composition and
+      zCDP composition of pure-DP steps (ε₀²/2-zCDP each, Bun–Steinke 2016).
+    * ``selection="gumbel"``: the exponential mechanism ∝ exp(−ε₀ score/(2Δ))
+      sampled as a Gumbel(2Δ/ε₀) noisy argmin; ε₀-DP and ε₀-bounded-range per
+      step, composed by the better of basic composition and zCDP composition
+      of bounded-range steps (ε₀²/8-zCDP each, Cesar–Rogers 2021, Lemma 3.2).
+
+    See :mod:`dpopt.privacy.noisy_max` for ε₀.  With δ = 0 both are pure ε-DP
+    (ε₀ = ε/T).
+
+:class:`GaussianFrankWolfe` — Alg. 5 (``A_Noise-FW(Gen-convex)``, Thm. B.1)
+    Any compact convex C with a linear minimization oracle: closed forms for
+    ℓ1/ℓ2/ℓ∞ balls, the simplex, vertex polytopes, group-ℓ1 and nuclear-norm
+    balls, and an LP (HiGHS) for :class:`~dpopt.modeling.HPolytope`.  Step t
+    uses ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t ~ N(0, σ² I)``.  The gradient has
+    ℓ2 sensitivity ``Δ = 2L₂/n`` (L₂ the ℓ2-Lipschitz constant), and T noisy
+    gradients compose adaptively.  σ comes from
+
+    * ``calibration="accountant"`` (default): the smallest σ whose T-fold
+      Gaussian composition meets (ε, δ) under dp-accounting's RDP or PLD
+      accountant, or exactly (``accountant="analytic"``), see
+      :func:`dpopt.privacy.accountant.gaussian_sigma_for_composition`;
+    * ``calibration="paper"``: ``σ² = 32 L₂² T log²(T/δ) / (εn)²``
+      (Alg. 1 line 1, which the proof of Thm. B.2 recalls).
+
+Corrections to the paper (and why)
+----------------------------------
+1. *Score sensitivity (Alg. 4, line 3).*  The paper's scale
+   ``L₁‖C‖₁√(8T log(1/δ))/(nε)`` is ``Δ'/ε₀`` with ``Δ' = L₁‖C‖₁/n`` and
+   ``ε₀ = ε/√(8T log(1/δ))``.  Under replace-one the gradient of the average
+   loss moves by ``(∇ℓ(d) − ∇ℓ(d'))/n``, up to ``2L₁/n`` in ℓ∞, so Δ = 2Δ'.
+2. *Noisy max of non-monotone scores.*  Laplace report-noisy-max with scale
+   Δ/ε₀ is ε₀-DP only for monotone scores (counting queries, BLST10 / Dwork–
+   Roth Claim 3.9).  The scores ±⟨e_j, ∇L⟩ of the ℓ1 ball move in opposite
+   directions, and the privacy loss of scale Δ/ε₀ tends to 2ε₀ in the tails;
+   scale 2Δ/ε₀ is needed.  Together with 1., the paper's noise is 4× too
+   small for its ε₀ (the mutation test in ``tests/test_frank_wolfe.py`` shows
+   the audit refuting a 4× cut).
+3. *Composition.*  ``ε₀ = ε/√(8T log(1/δ))`` relies on the advanced
+   composition theorem, whose second term ``Tε₀(e^{ε₀} − 1)`` fits in the
+   remaining ε/2 only when ε ≲ 4 log(1/δ); we solve for the largest valid ε₀
+   instead (basic or zCDP, see above), which is also about √2 larger.  Net:
+   our Laplace scale is ≈ 2× the paper's, and valid.
+4. *Step size.*  Alg. 4 uses the constant μ = 1/(T+2); then θ₁ keeps weight
+   (1 − μ)^T ≈ e^{−1} in θ_T and the method does not converge.  Thm. 5.6
+   (Jaggi 2013, Thm. 1) holds for μ_t = 2/(t+2), t = 0, 1, …, which is our
+   default (``step="standard"``); ``step="paper"`` reproduces the constant step.
+   Step sizes are public, so privacy does not depend on them.
+5. *Alg. 5's σ.*  The algorithm box writes ``32 L₂ T log²(n/δ)/(nε)²``: L₂
+   must be squared (σ is in gradient units) and the proof of Thm. B.2 (and
+   Alg. 1) use log(T/δ).  We use ``σ² = 32 L₂² T log²(T/δ)/(εn)²``
+   = ``(√(8T) log(T/δ) Δ/ε)²``.  It is valid but loose: T Gaussian steps
+   compose exactly to one Gaussian with sensitivity Δ√T (Dong–Roth–Su 2022),
+   and the paper mode is checked against that exact requirement (σ is raised
+   to it, and the release says so, should the formula ever fall short).
+6. *Iteration count.*  The paper loops over t = 1..T−1 and calibrates for T;
+   here ``iterations`` is both the number of noisy steps and the count the
+   noise is calibrated for.  Its default is the paper's
+   ``T = Γ^{2/3}(nε)^{2/3}/(L₁‖C‖₁)^{2/3}`` (Thm. 5.5; with L₂ G_C in place of
+   L₁‖C‖₁ for Thm. B.2), with the curvature Γ bounded from declared bounds
+   (``Γ ≤ sup φ'' · (x_bound · diam_{q*}(C))²`` for a GLM loss with
+   ``‖x‖_q ≤ x_bound``, plus ``λ diam₂(C)²``).
+
+Fast private LASSO
+------------------
+For the squared loss over an ℓ1 ball (``fast="auto"``), the gradient is kept
+up to date incrementally (:mod:`dpopt.mechanisms.lasso_fast`): O(p) per step
+instead of two passes over X.  :meth:`PolytopeFrankWolfe.run_lasso` runs the
+same mechanism directly on a dense or scipy-sparse X.  For the same noise both
+paths give the same iterates (up to rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpopt.backends.base import Backend
+from dpopt.backends.profiles import SolverProfile
+from dpopt.errors import DataError, MechanismError
+from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.mechanisms.release import Release
+from dpopt.modeling.losses import SquaredLoss
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.regularizers import L1Norm
+from dpopt.modeling.sets import ConstraintSet, L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope
+from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
+from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
+from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
+from dpopt.privacy.rng import SeedInfo, make_rng
+from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, laplace_noise
+
+__all__ = ["GaussianFrankWolfe", "PolytopeFrankWolfe", "step_size"]
+
+StepRule = Literal["standard", "paper"]
+Calibration = Literal["accountant", "paper"]
+Solver = str | Path | SolverProfile | Backend
+
+_CLOSED_FORM_LMO = (L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope, GroupL1Ball, NuclearNormBall)
+_LP_SOLVERS = ("auto", "highs", "scipy")
+
+
+# ---------------------------------------------------------------------------
+# Shared pieces
+# ---------------------------------------------------------------------------
+
+
+def step_size(t: int, steps: int, rule: str = "standard") -> float:
+    """Frank–Wolfe step μ_t for t = 0, …, T−1: ``2/(t+2)`` (Jaggi 2013) or the paper's ``1/(T+2)``."""
+    return 2.0 / (t + 2.0) if rule == "standard" else 1.0 / (steps + 2.0)
+
+
+def _check_iterations(iterations: object) -> int | None:
+    if iterations is None:
+        return None
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
+        raise MechanismError(f"iterations must be a positive integer or None, got {type(iterations).__name__}")
+    if iterations <= 0:
+        raise MechanismError(f"iterations T must be at least 1 (T ≤ 0 runs nothing), got {int(iterations)}")
+    return int(iterations)
+
+
+def _check_choice(value: object, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise MechanismError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return str(value)
+
+
+def _check_problem(problem: object, name: str) -> Problem:
+    if not isinstance(problem, Problem):
+        raise MechanismError(f"{name}.run() needs a dpopt Problem, got {type(problem).__name__}")
+    if problem.perturbation is not None:
+        raise MechanismError("the problem already carries a perturbation; pass the plain problem")
+    if problem.constraint is None:
+        raise MechanismError(f"{name} needs a bounded constraint set C (Frank–Wolfe moves inside C)")
+    if any(isinstance(r, L1Norm) for r in problem.regularizers):
+        raise MechanismError(
+            f"{name} needs a smooth objective: replace the L1Norm regularizer by an L1Ball constraint"
+        )
+    return problem
+
+
+def _curvature_bound(problem: Problem) -> float:
+    """Γ ≤ sup φ'' · (x_bound · diam_{q*}(C))² + λ diam₂(C)² from declared bounds (inf if unknown)."""
+    c = problem.constraint
+    assert c is not None
+    h = problem.loss.d2phi_bound()
+    if h is None:
+        return math.inf
+    data = problem.loss.data
+    dual = {1.0: "inf", 2.0: 2, math.inf: 1}[data.norm_order]
+    return h * (data.x_bound * c.diameter(dual)) ** 2 + problem.l2_weight * c.diameter(2) ** 2  # type: ignore[arg-type]
+
+
+def _paper_iterations(curvature: float, n: int, epsilon: float, scale: float, what: str) -> int:
+    """``T = Γ^{2/3}(nε)^{2/3}/scale^{2/3}`` rounded up (TTZ14 Thm. 5.5 / B.2)."""
+    if not (math.isfinite(curvature) and curvature > 0 and scale > 0):
+        raise MechanismError(
+            f"cannot choose the paper's T without a finite curvature bound and {what}; pass iterations=T"
+        )
+    return max(1, math.ceil((curvature * n * epsilon / scale) ** (2.0 / 3.0)))
+
+
+def _start_charge(mech: Mechanism, label: str, seed: int | None) -> tuple[np.random.Generator, SeedInfo, Any]:
+    """Check the budget, seed the generator, charge the ledger once (the data is about to be touched)."""
+    mech.ledger.require(mech.epsilon, mech.delta)
+    rng, seed_info = make_rng(seed)
+    charge = mech.ledger.charge(mech.epsilon, mech.delta, label=label, mechanism=mech.name)
+    return rng, seed_info, charge
+
+
+def _charged(mech: Mechanism, charge: Any, work: Callable[[], np.ndarray]) -> np.ndarray:
+    """Run ``work``; if it raises, the charge stays spent and is marked unreleased."""
+    try:
+        return work()
+    except BaseException:
+        mech.ledger.mark_unreleased(charge)
+        raise
+
+
+# ---------------------------------------------------------------------------
+# Alg. 4: vertex scorers
+# ---------------------------------------------------------------------------
+
+
+class VertexScorer:
+    """Scores ``⟨s, g⟩`` of the rows s of a vertex array ``V`` (k, p)."""
+
+    coordinate_steps: ClassVar[bool] = False
+
+    def __init__(self, V: np.ndarray) -> None:
+        self.V = np.asarray(V, dtype=np.float64)
+        self.n_candidates = int(self.V.shape[0])
+        self.l1_radius = float(np.max(np.abs(self.V).sum(axis=1)))
+
+    def scores(self, g: np.ndarray) -> np.ndarray:
+        return np.asarray(self.V @ g)
+
+    def vertex(self, i: int) -> np.ndarray:
+        return self.V[i].copy()
+
+
+class L1BallScorer(VertexScorer):
+    """The 2p vertices ``+r e_0..+r e_{p−1}, −r e_0..−r e_{p−1}`` of the ℓ1 ball, scored in O(p)."""
+
+    coordinate_steps = True
+
+    def __init__(self, dim: int, radius: float) -> None:
+        self.dim, self.r = dim, float(radius)
+        self.n_candidates = 2 * dim
+        self.l1_radius = self.r
+
+    def scores(self, g: np.ndarray) -> np.ndarray:
+        return np.concatenate([self.r * g, -self.r * g])
+
+    def coordinate(self, i: int) -> tuple[int, float]:
+        return (i, self.r) if i < self.dim else (i - self.dim, -self.r)
+
+    def vertex(self, i: int) -> np.ndarray:
+        j, value = self.coordinate(i)
+        out = np.zeros(self.dim)
+        out[j] = value
+        return out
+
+
+class SimplexScorer(VertexScorer):
+    """The p vertices ``scale·e_i`` of the simplex, scored in O(p)."""
+
+    def __init__(self, dim: int, scale: float) -> None:
+        self.dim, self.scale = dim, float(scale)
+        self.n_candidates = dim
+        self.l1_radius = self.scale
+
+    def scores(self, g: np.ndarray) -> np.ndarray:
+        return self.scale * g
+
+    def vertex(self, i: int) -> np.ndarray:
+        out = np.zeros(self.dim)
+        out[i] = self.scale
+        return out
+
+
+def vertex_scorer(constraint: ConstraintSet, max_vertices: int) -> VertexScorer:
+    """The vertex scorer of a polytope with a vertex list, or a clear refusal."""
+    if isinstance(constraint, L1Ball):
+        return L1BallScorer(constraint.dim, constraint.r)
+    if isinstance(constraint, Simplex):
+        return SimplexScorer(constraint.dim, constraint.scale)
+    n = constraint.n_vertices
+    if isinstance(n, float) or isinstance(constraint, HPolytope):
+        raise MechanismError(
+            f"PolytopeFrankWolfe (Alg. 4) needs a polytope given by its vertices; "
+            f"{type(constraint).__name__} has no vertex list. Use GaussianFrankWolfe (Alg. 5), "
+            "or a VertexPolytope (HPolytope.to_vertex_polytope() in small dimensions)"
+        )
+    if n > max_vertices:
+        raise MechanismError(
+            f"{type(constraint).__name__} in dimension {constraint.dim} has more than "
+            f"max_vertices={max_vertices} vertices; raise max_vertices or use GaussianFrankWolfe (Alg. 5)"
+        )
+    return VertexScorer(constraint.vertices(max_count=max_vertices))
+
+
+# ---------------------------------------------------------------------------
+# Alg. 4: gradient oracles and the loop
+# ---------------------------------------------------------------------------
+
+
+class ProblemGradient:
+    """The straightforward oracle: ``problem.smooth_gradient`` at the current iterate."""
+
+    def __init__(self, problem: Problem, theta0: np.ndarray) -> None:
+        self.problem = problem
+        self.theta = np.array(theta0, dtype=np.float64)
+
+    def gradient(self) -> np.ndarray:
+        return self.problem.smooth_gradient(self.theta)
+
+    def advance(self, mu: float, scorer: VertexScorer, i: int) -> None:
+        self.theta = (1.0 - mu) * self.theta + mu * scorer.vertex(i)
+
+
+class CoordinateGradient:
+    """Adapter: a LASSO gradient oracle stepping toward the ℓ1-ball vertex ``±r e_j``."""
+
+    def __init__(self, oracle: IncrementalLassoGradient | DirectLassoGradient) -> None:
+        self.oracle = oracle
+
+    @property
+    def theta(self) -> np.ndarray:
+        return self.oracle.theta
+
+    def gradient(self) -> np.ndarray:
+        return self.oracle.gradient()
+
+    def advance(self, mu: float, scorer: VertexScorer, i: int) -> None:
+        assert isinstance(scorer, L1BallScorer)
+        j, value = scorer.coordinate(i)
+        self.oracle.step(mu, j, value)
+
+
+def noisy_max_frank_wolfe(oracle: Any, scorer: VertexScorer, steps: int, draw: Callable[[int], np.ndarray],
+                          rule: str) -> np.ndarray:
+    """Run T noisy-argmin Frank–Wolfe steps; ``draw(k)`` returns the k selection noises of a step."""
+    for t in range(steps):
+        alpha = scorer.scores(oracle.gradient()) + draw(scorer.n_candidates)
+        oracle.advance(step_size(t, steps, rule), scorer, int(np.argmin(alpha)))
+    return np.asarray(oracle.theta)
+
+
+@dataclass(frozen=True)
+class PolytopePlan:
+    """A calibrated Alg. 4 run (public quantities only)."""
+
+    scorer: VertexScorer
+    steps: int
+    budget: NoisyMaxBudget
+    sensitivity: float
+    scale: float
+    lipschitz_l1: float
+    fast: bool
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+class PolytopeFrankWolfe(Mechanism):
+    """Private Frank–Wolfe over a polytope with noisy-max vertex selection (TTZ14 Alg. 4).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target guarantee under replace-one neighbours (δ = 0: pure ε-DP, ε₀ = ε/T).
+    iterations : int, optional
+        T, the number of noisy selections (default: the paper's T of Thm. 5.5
+        from declared bounds).
+    selection : {"laplace", "gumbel"}
+        Laplace report-noisy-max (scale 2Δ/ε₀) or the exponential mechanism
+        (Gumbel noisy-max, scale 2Δ/ε₀); see the module notes for their compositions.
+    step : {"standard", "paper"}
+        μ_t = 2/(t+2) (default; Jaggi 2013) or the paper's constant 1/(T+2).
+    fast : {"auto", True, False}
+        Use the incremental LASSO gradient for a squared loss over an ℓ1 ball
+        (``"auto"``: whenever it applies; ``True``: refuse other problems).
+    max_vertices : int
+        Largest vertex list the generic path enumerates.
+    ledger : Ledger, optional
+        Charged once per run with (ε, δ).
+
+    Notes
+    -----
+    Score sensitivity ``Δ = 2 L₁ ‖C‖₁ / n`` with L₁ the loss's declared
+    ℓ1-Lipschitz constant over C; per-step budget ε₀ from
+    :func:`dpopt.privacy.noisy_max.noisy_max_budget`.  The paper's own scale
+    ``L₁‖C‖₁√(8T log(1/δ))/(nε)`` is reported as ``paper_scale`` for
+    comparison only (it is not private under replace-one, see the module notes).
+    """
+
+    name = "PolytopeFrankWolfe"
+    theorem = "TTZ14 Alg. 4 / Thm. 5.4, corrected scale 2Δ/ε₀ with Δ = 2L₁‖C‖₁/n"
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, iterations: int | None = None,
+                 selection: str = "laplace", step: str = "standard", fast: bool | str = "auto",
+                 max_vertices: int = 100_000, **kwargs: Any) -> None:
+        super().__init__(epsilon, delta, **kwargs)
+        self.iterations = _check_iterations(iterations)
+        self.selection = _check_choice(selection, "selection", ("laplace", "gumbel"))
+        self.step = _check_choice(step, "step", ("standard", "paper"))
+        if fast not in ("auto", True, False):
+            raise MechanismError(f"fast must be 'auto', True or False, got {fast!r}")
+        self.fast = fast
+        if isinstance(max_vertices, bool) or not isinstance(max_vertices, int) or max_vertices < 1:
+            raise MechanismError(f"max_vertices must be a positive integer, got {max_vertices!r}")
+        self.max_vertices = max_vertices
+
+    # -- calibration ----------------------------------------------------------
+    def selection_scale(self, sensitivity: float, budget: NoisyMaxBudget) -> float:
+        """Noise scale of one selection: ``2Δ/ε₀`` (the mutation tests override this)."""
+        return budget.scale(sensitivity)
+
+    def _calibrate(self, scorer: VertexScorer, n: int, lipschitz_l1: float, curvature: float,
+                   fast: bool) -> PolytopePlan:
+        if not (math.isfinite(lipschitz_l1) and lipschitz_l1 >= 0):
+            raise MechanismError(
+                f"{self.name} needs the loss's ℓ1-Lipschitz constant (sup ‖∇ℓ‖∞) over C, and it is not "
+                "finite here; bound the domain with a constraint set and declare x_bound/y_bound"
+            )
+        l1r = scorer.l1_radius
+        steps = self.iterations or _paper_iterations(curvature, n, self.epsilon, lipschitz_l1 * l1r,
+                                                     "a positive ℓ1-Lipschitz constant")
+        budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
+        sensitivity = 2.0 * lipschitz_l1 * l1r / n
+        scale = self.selection_scale(sensitivity, budget)
+        paper = (lipschitz_l1 * l1r * math.sqrt(8 * steps * math.log(1 / self.delta)) / (n * self.epsilon)
+                 if self.delta > 0 else math.nan)
+        params = {
+            "selection": self.selection, "composition": budget.composition, "iterations": steps,
+            "step_epsilon": budget.step_epsilon, "sensitivity_score": sensitivity,
+            "noise_scale": scale, "paper_scale": paper, "lipschitz_l1": lipschitz_l1,
+            "l1_radius": l1r, "candidates": scorer.n_candidates, "step_rule": self.step,
+            "fast_lasso": fast, "neighbouring": "replace-one",
+        }
+        return PolytopePlan(scorer, steps, budget, sensitivity, scale, lipschitz_l1, fast, params)
+
+    def plan(self, problem: Problem) -> PolytopePlan:
+        """Validate ``problem`` and calibrate the selection noise (no data values read)."""
+        problem = _check_problem(problem, self.name)
+        c = problem.constraint
+        assert c is not None
+        scorer = vertex_scorer(c, self.max_vertices)
+        lasso = isinstance(problem.loss, SquaredLoss) and isinstance(c, L1Ball)
+        if self.fast is True and not lasso:
+            raise MechanismError("fast=True needs a SquaredLoss over an L1Ball (the LASSO); use fast='auto'")
+        lip = problem.loss_constants().lipschitz_l1
+        return self._calibrate(scorer, problem.n, lip, _curvature_bound(problem),
+                               lasso and self.fast is not False)
+
+    # -- running --------------------------------------------------------------
+    def _draw(self, rng: np.random.Generator, scale: float) -> Callable[[int], np.ndarray]:
+        if self.selection == "laplace":
+            return lambda k: laplace_noise(rng, scale, k)
+        return lambda k: -gumbel_noise(rng, scale, k)
+
+    def _release(self, theta: np.ndarray, plan: PolytopePlan, seed_info: SeedInfo, summary: str) -> Release:
+        return Release(theta=theta, epsilon=self.epsilon, delta=self.delta,
+                       mechanism=f"{self.name} [{self.theorem}]", parameters=dict(plan.parameters),
+                       oracle_calls=(), seed=seed_info, private=True, problem=summary)
+
+    def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
+            seed: int | None = None, threads: int | None = None) -> Release:
+        """Run Alg. 4 once on ``problem`` and return the release.
+
+        ``solver``, ``time_limit`` and ``threads`` are accepted for the common
+        interface; no solver is called (the LMO over a vertex list is a noisy argmin).
+        """
+        self._check_time_limit(time_limit)
+        plan = self.plan(problem)
+        c = problem.constraint
+        assert c is not None
+        rng, seed_info, charge = _start_charge(self, problem.summary(), seed)
+
+        def work() -> np.ndarray:
+            oracle: Any
+            if plan.fast:
+                data = problem.loss.data
+                oracle = CoordinateGradient(IncrementalLassoGradient(data.X, data.y, c.center(),
+                                                                     lam=problem.l2_weight))
+            else:
+                oracle = ProblemGradient(problem, c.center())
+            return noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, self._draw(rng, plan.scale), self.step)
+
+        theta = _charged(self, charge, work)
+        return self._release(theta, plan, seed_info, problem.summary())
+
+    def run_lasso(self, X: Any, y: np.ndarray, *, radius: float, x_bound: float = 1.0, y_bound: float = 1.0,
+                  lam: float = 0.0, seed: int | None = None, fast: bool = True) -> Release:
+        """Private LASSO on a dense or scipy-sparse X: ``min (1/n)‖Xθ − y‖² (+ λ/2‖θ‖²)`` over ``‖θ‖₁ ≤ r``.
+
+        The same mechanism as :meth:`run` with ``SquaredLoss`` over ``L1Ball``,
+        without building a :class:`~dpopt.modeling.Dataset` (which holds dense
+        data only).  Declared bounds: ``‖x_i‖∞ ≤ x_bound`` and ``|y_i| ≤
+        y_bound``; rows outside them are refused.  ℓ1-Lipschitz constant over
+        the ball: ``L₁ = 2(r·x_bound + y_bound)·x_bound``.
+
+        Parameters
+        ----------
+        X : ndarray or scipy sparse matrix, shape (n, p)
+        y : ndarray, shape (n,)
+        radius : float
+            r of the ℓ1 ball.
+        x_bound, y_bound : float
+            Declared bounds.
+        lam : float
+            Weight of an optional (λ/2)‖θ‖² term.
+        seed : int, optional
+            For reproducible noise only.
+        fast : bool
+            Incremental gradient (default) or the straightforward full gradient.
+        """
+        Xm, yv = _check_lasso_data(X, y, x_bound, y_bound)
+        n, p = Xm.shape
+        ball = L1Ball(p, radius)
+        lip = 2.0 * (ball.r * x_bound + y_bound) * x_bound
+        curvature = 2.0 * (x_bound * 2.0 * ball.r) ** 2 + lam * (2.0 * ball.r) ** 2
+        plan = self._calibrate(L1BallScorer(p, ball.r), n, lip, curvature, fast)
+        summary = f"squared loss on n={n}, d={p} ({'sparse' if sp.issparse(Xm) else 'dense'}) over L1Ball"
+        rng, seed_info, charge = _start_charge(self, summary, seed)
+
+        def work() -> np.ndarray:
+            cls = IncrementalLassoGradient if fast else DirectLassoGradient
+            oracle = CoordinateGradient(cls(Xm, yv, np.zeros(p), lam=lam))
+            return noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, self._draw(rng, plan.scale), self.step)
+
+        theta = _charged(self, charge, work)
+        return self._release(theta, plan, seed_info, summary)
+
+
+def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[Any, np.ndarray]:
+    """Validate shapes and declared bounds (messages name shapes and bounds, never values)."""
+    for value, name in ((x_bound, "x_bound"), (y_bound, "y_bound")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+            raise MechanismError(f"{name} must be a positive finite number (a declared public bound)")
+    Xm: Any = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    yv = np.asarray(y, dtype=np.float64)
+    if Xm.ndim != 2 or yv.shape != (Xm.shape[0],) or Xm.shape[0] == 0 or Xm.shape[1] == 0:
+        raise DataError(f"X must be (n, p) and y (n,), got shapes {Xm.shape} and {yv.shape}")
+    values = Xm.data if sp.issparse(Xm) else Xm
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(yv))):
+        raise DataError("X or y contains NaN or inf entries")
+    if values.size and float(np.max(np.abs(values))) > x_bound * (1 + 1e-12):
+        raise DataError(f"some entries of X exceed the declared x_bound={x_bound} (‖x‖∞ bound); clip them first")
+    if float(np.max(np.abs(yv))) > y_bound * (1 + 1e-12):
+        raise DataError(f"some labels exceed the declared y_bound={y_bound}; clip them first")
+    return Xm, yv
+
+
+# ---------------------------------------------------------------------------
+# Alg. 5
+# ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _accountant_sigma(sensitivity: float, steps: int, epsilon: float, delta: float, method: str) -> float:
+    """σ from the dp-accounting accountant (cached: public inputs only, and RDP search is slow)."""
+    from dpopt.privacy.accountant import gaussian_sigma_for_composition
+
+    return gaussian_sigma_for_composition(sensitivity, steps, epsilon, delta, method=method)
+
+
+def paper_sigma_checked(lipschitz_l2: float, n: int, steps: int, epsilon: float, delta: float) -> tuple[float, bool]:
+    """The paper's σ (Alg. 1 line 1) and whether it had to be raised to the exact requirement.
+
+    T Gaussian steps of sensitivity Δ = 2L₂/n compose exactly to one Gaussian
+    with sensitivity Δ√T, so ``gaussian_delta(σ, Δ√T, ε) ≤ δ`` decides validity.
+    """
+    from dpopt.privacy.accountant import paper_sigma
+
+    sigma = paper_sigma(lipschitz_l2, n, steps, epsilon, delta)
+    total = 2.0 * lipschitz_l2 / n * math.sqrt(steps)
+    if total == 0.0 or gaussian_delta(sigma, total, epsilon) <= delta:
+        return sigma, False
+    return gaussian_sigma_analytic(total, epsilon, delta), True
+
+
+@dataclass(frozen=True)
+class GaussianPlan:
+    """A calibrated Alg. 5 run (public quantities only)."""
+
+    steps: int
+    sigma: float
+    sensitivity: float
+    lmo: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def gaussian_frank_wolfe(gradient: Callable[[np.ndarray], np.ndarray], lmo: Callable[[np.ndarray], np.ndarray],
+                         theta0: np.ndarray, steps: int, draw: Callable[[], np.ndarray], rule: str) -> np.ndarray:
+    """Run T Frank–Wolfe steps with ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t = draw()``."""
+    theta = np.array(theta0, dtype=np.float64)
+    for t in range(steps):
+        s = lmo(gradient(theta) + draw())
+        mu = step_size(t, steps, rule)
+        theta = (1.0 - mu) * theta + mu * s
+    return theta
+
+
+class GaussianFrankWolfe(Mechanism):
+    """Private Frank–Wolfe over a general convex set with Gaussian gradient noise (TTZ14 Alg. 5).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target guarantee under replace-one neighbours; δ > 0 is required.
+    iterations : int, optional
+        T, the number of noisy gradients (default: the paper's T of Thm. B.2,
+        with the Gaussian width of C).
+    calibration : {"accountant", "paper"}
+        σ from a privacy accountant (tight) or the paper's formula.
+    accountant : {"rdp", "pld", "analytic"}
+        The accountant of ``calibration="accountant"``.
+    step : {"standard", "paper"}
+        μ_t = 2/(t+2) (default) or the paper's constant 1/(T+2).
+    ledger : Ledger, optional
+        Charged once per run with (ε, δ).
+
+    Notes
+    -----
+    Gradient sensitivity ``Δ = 2L₂/n``; the release reports the mode, σ and the
+    paper's σ.  The LMO is closed-form for the norm balls, the simplex, vertex
+    polytopes, group-ℓ1 and nuclear-norm balls, and an LP (HiGHS via
+    ``scipy.optimize.linprog``) for :class:`~dpopt.modeling.HPolytope`; it is
+    post-processing of the noisy gradient, so its accuracy does not affect privacy.
+    """
+
+    name = "GaussianFrankWolfe"
+    theorem = "TTZ14 Alg. 5 / Thm. B.1, Gaussian gradients with Δ = 2L₂/n"
+
+    def __init__(self, epsilon: float, delta: float, *, iterations: int | None = None,
+                 calibration: str = "accountant", accountant: str = "rdp", step: str = "standard",
+                 **kwargs: Any) -> None:
+        super().__init__(epsilon, delta, **kwargs)
+        if self.delta == 0:
+            raise MechanismError("GaussianFrankWolfe needs delta > 0 (Gaussian noise); "
+                                 "use PolytopeFrankWolfe for pure ε-DP over a polytope")
+        self.iterations = _check_iterations(iterations)
+        self.calibration = _check_choice(calibration, "calibration", ("accountant", "paper"))
+        self.accountant = _check_choice(accountant, "accountant", ("rdp", "pld", "analytic"))
+        self.step = _check_choice(step, "step", ("standard", "paper"))
+
+    def noise_sigma(self, lipschitz_l2: float, n: int, steps: int) -> tuple[float, dict[str, Any]]:
+        """σ of the gradient noise and its record (the mutation tests override this)."""
+        sensitivity = 2.0 * lipschitz_l2 / n
+        paper, raised = paper_sigma_checked(lipschitz_l2, n, steps, self.epsilon, self.delta)
+        record: dict[str, Any] = {"sigma_paper": paper, "sigma_paper_raised_to_exact": raised}
+        if self.calibration == "paper":
+            return paper, record
+        sigma = _accountant_sigma(sensitivity, steps, self.epsilon, self.delta, self.accountant)
+        return sigma, record
+
+    def plan(self, problem: Problem, solver: Solver = "auto") -> GaussianPlan:
+        """Validate ``problem`` and calibrate σ (no data values read)."""
+        problem = _check_problem(problem, self.name)
+        c = problem.constraint
+        assert c is not None
+        if isinstance(c, HPolytope):
+            if not (isinstance(solver, str) and solver in _LP_SOLVERS):
+                raise MechanismError(
+                    f"the HPolytope LMO is an LP solved by HiGHS (scipy.optimize.linprog); "
+                    f"solver must be one of {', '.join(_LP_SOLVERS)}, got {solver!r}"
+                )
+            lmo = "linprog-highs"
+        else:
+            lmo = "closed-form" if isinstance(c, _CLOSED_FORM_LMO) else f"{type(c).__name__}.lmo"
+        lip = problem.loss_constants().lipschitz_l2
+        if not (math.isfinite(lip) and lip >= 0):
+            raise MechanismError(
+                f"{self.name} needs the loss's ℓ2-Lipschitz constant (sup ‖∇ℓ‖₂) over C, and it is not "
+                "finite here; bound the domain with a constraint set and declare x_bound/y_bound"
+            )
+        steps = self.iterations
+        if steps is None:
+            width = c.gaussian_width().high
+            steps = _paper_iterations(_curvature_bound(problem), problem.n, self.epsilon, lip * width,
+                                      "a positive ℓ2-Lipschitz constant")
+        sigma, record = self.noise_sigma(lip, problem.n, steps)
+        sensitivity = 2.0 * lip / problem.n
+        params = {
+            "calibration": self.calibration, "accountant": self.accountant if self.calibration == "accountant" else None,
+            "sigma": sigma, **record, "iterations": steps, "sensitivity_l2": sensitivity,
+            "lipschitz_l2": lip, "lmo": lmo, "step_rule": self.step, "neighbouring": "replace-one",
+        }
+        return GaussianPlan(steps, sigma, sensitivity, lmo, params)
+
+    def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
+            seed: int | None = None, threads: int | None = None) -> Release:
+        """Run Alg. 5 once on ``problem`` and return the release.
+
+        ``solver`` matters only for an :class:`~dpopt.modeling.HPolytope`
+        (``"auto"``, ``"highs"`` or ``"scipy"``: HiGHS through scipy);
+        ``time_limit`` and ``threads`` are accepted for the common interface.
+        """
+        self._check_time_limit(time_limit)
+        plan = self.plan(problem, solver)
+        c = problem.constraint
+        assert c is not None
+        rng, seed_info, charge = _start_charge(self, problem.summary(), seed)
+
+        def work() -> np.ndarray:
+            draw = lambda: gaussian_noise(rng, plan.sigma, problem.dim)  # noqa: E731
+            return gaussian_frank_wolfe(problem.smooth_gradient, c.lmo, c.center(), plan.steps, draw, self.step)
+
+        theta = _charged(self, charge, work)
+        return Release(theta=theta, epsilon=self.epsilon, delta=self.delta,
+                       mechanism=f"{self.name} [{self.theorem}]", parameters=dict(plan.parameters),
+                       oracle_calls=(), seed=seed_info, private=True, problem=problem.summary())
