@@ -17,8 +17,7 @@ CASES = {
                                                         "mechanism='rspm'", "--delta", "1e-4"]),
     "adult_halfspace.py[opsamp]": ("adult_halfspace.py", ["--solver", "highs", "--set", "n=60", "--set",
                                                           "mechanism='opsamp'", "--set", "calls=2", "--delta", "1e-4"]),
-    # CP-SAT proves the unique optimum far more slowly than HiGHS (n = 8: ~10 s, n = 30: minutes)
-    "adult_halfspace.py[cpsat]": ("adult_halfspace.py", ["--solver", "cpsat", "--set", "n=8", "--delta", "1e-3"]),
+    "adult_halfspace.py[cpsat]": ("adult_halfspace.py", ["--solver", "cpsat", "--set", "n=60", "--delta", "1e-4"]),
     "private_group_logistic.py": ("private_group_logistic.py", ["--set", "n=2000", "--set", "iterations=50"]),
     "private_lasso.py": ("private_lasso.py", ["--set", "n=2000", "--set", "d=10", "--set", "iterations=30"]),
     "private_logistic_regression.py": ("private_logistic_regression.py", ["--set", "n=2000"]),

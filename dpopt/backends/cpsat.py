@@ -43,9 +43,11 @@ is exactly zero in rational arithmetic but rounds to a non-zero float, fails the
 Parameters: ``max_time_in_seconds`` = the time limit (shared by both phases),
 ``num_workers`` = threads (default 2), ``random_seed`` = the fixed SolveOptions seed,
 zero relative and absolute gap limits, and with ≤ 2 workers on data with n ≥
-:data:`MAX_LP_MIN_ROWS` rows the ``max_lp`` subsolver (CP-SAT's 2-worker default,
-``default_lp``, keeps the enforced row constraints out of its LP and proves nothing on
-Adult n = 100 in 120 s).  ``SolveOptions.extra`` may set other CP-SAT parameters by name
+:data:`MAX_LP_MIN_ROWS` rows *or* in at least :data:`MAX_LP_MIN_DIM` dimensions the
+``max_lp`` subsolver (CP-SAT's 2-worker default, ``default_lp``, keeps the enforced row
+constraints out of its LP: it proves nothing on Adult n = 100 in 120 s, and on Adult's
+23-dimensional grid it needs 17 s for n = 8 and > 120 s for n = 30, against 0.3 s and
+0.5 s with ``max_lp``).  ``SolveOptions.extra`` may set other CP-SAT parameters by name
 (from a solver profile, never from data).
 """
 
@@ -69,6 +71,8 @@ from dpopt.modeling.discrete import DiscreteProblem
 DEFAULT_WORKERS = 2
 #: datasets with at least this many rows (n, a public size) get the 'max_lp' subsolver
 MAX_LP_MIN_ROWS = 64
+#: ... and so do grids of at least this dimension (d, public), whatever n
+MAX_LP_MIN_DIM = 4
 #: two objective values closer than this (times max(1, |f|)) are a tie: not certified
 TIE_TOLERANCE = 1e-12
 #: most candidates phase 2 may evaluate before giving up (not certified)
@@ -136,7 +140,7 @@ class CpSatBackend(Backend):
         return self.solve(prepared, None, options or SolveOptions())
 
     # ------------------------------------------------------------------ solve
-    def _solver(self, options: SolveOptions, remaining: float | None, n: int) -> Any:
+    def _solver(self, options: SolveOptions, remaining: float | None, n: int, d: int) -> Any:
         from ortools.sat.python import cp_model
 
         solver = cp_model.CpSolver()
@@ -145,7 +149,7 @@ class CpSatBackend(Backend):
         p.random_seed = int(options.seed)
         p.relative_gap_limit = 0.0
         p.absolute_gap_limit = 0.0
-        if p.num_workers <= 2 and n >= MAX_LP_MIN_ROWS and "subsolvers" not in options.extra:
+        if p.num_workers <= 2 and (n >= MAX_LP_MIN_ROWS or d >= MAX_LP_MIN_DIM) and "subsolvers" not in options.extra:
             # with ≤ 2 workers CP-SAT runs one full subsolver, 'default_lp', whose LP leaves
             # out the enforced row constraints; 'max_lp' linearizes them (Adult n = 100:
             # 10–30 s to optimality instead of > 120 s; on tiny data its overhead dominates)
@@ -171,7 +175,7 @@ class CpSatBackend(Backend):
             prepared.eta = np.asarray(b, dtype=np.float64)
         prog, eta = prepared.program, prepared.eta
         ro = prog.rounded(eta)
-        n_data = prog.problem.loss.data.n  # public size: picks the subsolver, never the answer
+        n_data, d = prog.problem.loss.data.n, prog.problem.dim  # public sizes: pick the subsolver, never the answer
         Q, E, C0 = ro.scale, ro.error, ro.constant
         start = time.perf_counter()
         raw: list[str] = []
@@ -199,7 +203,7 @@ class CpSatBackend(Backend):
             return res.with_recheck(*self._recheck(prepared, k, eta, ro, extra or {}))
 
         # ---- phase 1: minimize the rounded objective F
-        solver = self._solver(options, remaining(), n_data)
+        solver = self._solver(options, remaining(), n_data, d)
         st = solver.solve(prog.minimize_model(ro))
         raw.append(f"phase1:{solver.status_name(st)}")
         if st == cp_model.INFEASIBLE:
@@ -226,7 +230,7 @@ class CpSatBackend(Backend):
                 raw.append("phase2:not-started")
                 return result(OracleStatus.LIMIT, best, limit=limit_name, primal=fbest, dual=min(lower, fbest),
                               message="time limit reached before the exactness check (phase 2)", extra=info)
-            solver2 = self._solver(options, rem, n_data)
+            solver2 = self._solver(options, rem, n_data, d)
             proven: list[float] = []
 
             def on_bound(bound: float, _s: Any = solver2, _u: int = upper, _p: list[float] = proven) -> None:
