@@ -40,3 +40,6 @@ __all__ = [
 ]
 __all__ += ["PrivateMirrorDescent"]
 __all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]
+from dpopt.mechanisms import DualFrankWolfe, SubmodularOutputPerturbation  # noqa: E402
+
+__all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]

@@ -23,6 +23,11 @@ CASES = {
     "private_logistic_regression.py": ("private_logistic_regression.py", ["--set", "n=2000"]),
     "private_mirror_descent.py": ("private_mirror_descent.py", ["--set", "n=2000", "--set", "max_steps=200"]),
     "private_ridge_regression.py": ("private_ridge_regression.py", ["--set", "n=2000"]),
+    "private_sparse_group_logistic.py[output]": ("private_sparse_group_logistic.py", ["--set", "n=2000"]),
+    "private_sparse_group_logistic.py[dual-fw,chain]": (
+        "private_sparse_group_logistic.py",
+        ["--set", "n=2000", "--set", "mechanism='dual-fw'", "--set", "norm='chain'"],
+    ),
 }
 
 

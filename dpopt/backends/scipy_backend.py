@@ -29,6 +29,7 @@ from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import composite_prox, prox_supported
+from dpopt.modeling.regularizers import L1Norm, L2Squared
 from dpopt.modeling.sets import LinfBall
 
 
@@ -90,6 +91,12 @@ class ScipyBackend(Backend):
             raise BackendCapabilityError(
                 f"backend 'scipy' needs a smooth loss; {problem.loss.name} has no Hessian bound: "
                 "use 'clarabel' or a smoothed loss"
+            )
+        other = [type(r).__name__ for r in problem.regularizers if not isinstance(r, (L2Squared, L1Norm))]
+        if other:
+            raise BackendCapabilityError(
+                f"backend 'scipy' handles L2Squared and L1Norm regularizers only, not {', '.join(other)}: "
+                "use 'clarabel'"
             )
         if not prox_supported(problem.constraint, problem.l1_weight):
             raise BackendCapabilityError(

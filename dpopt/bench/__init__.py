@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "opdisc": "dpopt.bench.opdisc",
     "rates": "dpopt.bench.rates",
     "lasso": "dpopt.bench.lasso",
+    "sparsity-norms": "dpopt.bench.sparsity_norms",
 }
 
 

@@ -21,8 +21,10 @@ from dpopt.compile.aggregate import aggregate_rows
 from dpopt.errors import ModelError
 from dpopt.modeling import losses as L
 from dpopt.modeling import sets as S
+from dpopt.modeling import structured_sets as T
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
 
 
 @dataclass
@@ -98,6 +100,16 @@ def set_constraints(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.
         V = constraint.vertices()
         lam = cp.Variable(V.shape[0], nonneg=True)
         return [theta == V.T @ lam, cp.sum(lam) == 1]
+    if isinstance(constraint, SubmodularNormBall):
+        from dpopt.compile.submodular_cvxpy import norm_ball_constraints
+
+        return norm_ball_constraints(constraint, theta)
+    if isinstance(constraint, T.GroupL1Ball):
+        return [cp.sum(cp.hstack([cp.norm(theta[g], 2) for g in constraint.groups])) <= constraint.r]
+    if isinstance(constraint, T.NuclearNormBall):
+        return [cp.normNuc(cp.reshape(theta, constraint.shape, order="C")) <= constraint.r]
+    if isinstance(constraint, T.HPolytope):
+        return [constraint.A @ theta <= constraint.b]
     raise ModelError(f"{type(constraint).__name__} has no cvxpy encoding")
 
 
@@ -114,11 +126,18 @@ def compile_cvxpy(problem: Problem, *, linear_parameter: bool = True) -> CvxpyPr
     """
     theta = cp.Variable(problem.dim, name=problem.loss.variable.name)
     terms = [loss_expression(problem.loss, theta)]
+    norm_constraints: list[cp.Constraint] = []
     for r in problem.regularizers:
         if isinstance(r, L2Squared):
             terms.append(0.5 * r.lam * cp.sum_squares(theta))
         elif isinstance(r, L1Norm):
             terms.append(r.lam * cp.norm(theta, 1))
+        elif isinstance(r, SubmodularNorm):  # Ω∞: exact atom or cutting planes
+            from dpopt.compile.submodular_cvxpy import norm_term
+
+            expr, extra = norm_term(r, theta)
+            terms.append(expr)
+            norm_constraints += extra
     p = problem.perturbation
     b_param = None
     if p is not None or linear_parameter:
@@ -128,8 +147,11 @@ def compile_cvxpy(problem: Problem, *, linear_parameter: bool = True) -> CvxpyPr
     if p is not None and p.zeta > 0:
         terms.append(0.5 * p.zeta * cp.sum_squares(theta - p.theta0))
     constraints = [] if problem.constraint is None else set_constraints(problem.constraint, theta)
+    constraints += norm_constraints
     objective = terms[0]
     for t in terms[1:]:
         objective = objective + t
-    prog = cp.Problem(cp.Minimize(objective), constraints)
+    from dpopt.compile.submodular_cvxpy import make_problem
+
+    prog = make_problem(cp.Minimize(objective), constraints)  # cp.Problem unless Ω∞ cuts are present
     return CvxpyProgram(prog, theta, b_param, problem)

@@ -13,3 +13,7 @@ from dpopt.mechanisms.rspm import RSPM
 __all__ = ["ConvexMechanism", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OutputPerturbation", "RSPM", "Release", "default_ledger"]
 __all__ += ["PrivateMirrorDescent"]
 __all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]
+from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe  # noqa: E402
+from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation  # noqa: E402
+
+__all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]

@@ -102,20 +102,8 @@ def _(potential: P.QNormPotential, theta: cp.Variable, extra: list[Any]) -> cp.E
 
 
 def constraint_encoding(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
-    """θ ∈ C: dpopt's encoding, or that of a structured set (group-ℓ1, nuclear, H-polytope)."""
-    try:
-        return set_constraints(constraint, theta)
-    except ModelError:
-        pass
-    from dpopt.modeling import structured_sets as T
-
-    if isinstance(constraint, T.GroupL1Ball):
-        return [cp.sum(cp.hstack([cp.norm(theta[g], 2) for g in constraint.groups])) <= constraint.r]
-    if isinstance(constraint, T.NuclearNormBall):
-        return [cp.normNuc(cp.reshape(theta, constraint.shape, order="C")) <= constraint.r]
-    if isinstance(constraint, T.HPolytope):
-        return [constraint.A @ theta <= constraint.b]
-    raise ModelError(f"{type(constraint).__name__} has no cvxpy encoding for a mirror step")
+    """θ ∈ C as cvxpy constraints (:func:`dpopt.compile.cvxpy_program.set_constraints`)."""
+    return set_constraints(constraint, theta)
 
 
 def compile_bregman_step(potential: P.Potential) -> BregmanProgram:

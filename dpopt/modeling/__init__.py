@@ -47,3 +47,18 @@ __all__ += [
     "EntropyPotential", "EuclideanPotential", "GroupL1Potential", "NuclearPotential", "Potential",
     "QNormPotential",
 ]
+from dpopt.modeling.submodular import (  # noqa: E402
+    CallableSetFunction,
+    Cardinality,
+    ChainCut,
+    ConcaveCardinality,
+    GroupCoverage,
+    Indicator,
+    SetFunction,
+)
+from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall  # noqa: E402
+
+__all__ += [
+    "CallableSetFunction", "Cardinality", "ChainCut", "ConcaveCardinality", "GroupCoverage", "Indicator",
+    "SetFunction", "SubmodularNorm", "SubmodularNormBall",
+]

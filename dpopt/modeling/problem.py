@@ -12,6 +12,7 @@ from dpopt.errors import ModelError
 from dpopt.modeling.losses import Loss, LossConstants
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.modeling.submodular_norms import SubmodularNorm
 
 if TYPE_CHECKING:
     from dpopt.modeling.sets import ConstraintSet
@@ -27,7 +28,7 @@ class Problem:
         The average per-example loss.
     constraint : ConstraintSet, optional
         The set C (``None``: θ ranges over ℝ^d).
-    regularizer : L2Squared, L1Norm or a tuple of them, optional
+    regularizer : L2Squared, L1Norm, SubmodularNorm or a tuple of them, optional
         Data-independent terms; at most one of each kind.
     perturbation : Perturbation, optional
         Set by mechanisms, not by users.
@@ -46,13 +47,15 @@ class Problem:
         regs = self.regularizer
         if regs is None:
             regs = ()
-        elif isinstance(regs, (L2Squared, L1Norm)):
+        elif isinstance(regs, (L2Squared, L1Norm, SubmodularNorm)):
             regs = (regs,)
         regs = tuple(regs)  # type: ignore[arg-type]
         kinds = [type(r) for r in regs]  # type: ignore[var-annotated]
         for r in regs:  # type: ignore[var-annotated]
-            if not isinstance(r, (L2Squared, L1Norm)):
-                raise ModelError(f"unsupported regularizer {type(r).__name__}: use L2Squared or L1Norm")
+            if not isinstance(r, (L2Squared, L1Norm, SubmodularNorm)):
+                raise ModelError(
+                    f"unsupported regularizer {type(r).__name__}: use L2Squared, L1Norm or SubmodularNorm"
+                )
             if r.dim != self.dim:
                 raise ModelError(f"regularizer has dimension {r.dim}, the variable {self.dim}")
         if len(set(kinds)) != len(kinds):
@@ -80,7 +83,7 @@ class Problem:
         return self.loss.data.n
 
     @property
-    def regularizers(self) -> tuple[L2Squared | L1Norm, ...]:
+    def regularizers(self) -> tuple[L2Squared | L1Norm | SubmodularNorm, ...]:
         return self.regularizer  # type: ignore[return-value]
 
     @property
@@ -144,7 +147,8 @@ class Problem:
 
     def objective(self, theta: np.ndarray) -> float:
         """The full (perturbed) objective at θ (ignoring the constraint)."""
-        return self.smooth_value(theta) + self.l1_weight * float(np.abs(theta).sum())
+        norms = sum(r.value(theta) for r in self.regularizers if isinstance(r, SubmodularNorm))
+        return self.smooth_value(theta) + self.l1_weight * float(np.abs(theta).sum()) + norms
 
     def summary(self) -> str:
         """A one-line description without data values."""

@@ -230,6 +230,16 @@ class ConstraintSet(ABC):
     @abstractmethod
     def _project(self, v: np.ndarray) -> np.ndarray: ...
 
+    def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
+        """(x, err): a point x ∈ C with ``‖x − P_C(v)‖₂ ≤ err``.
+
+        The closed-form projections of the balls and the simplex are exact up to
+        rounding (err = 0); sets with an iterative projection override this with
+        a certified bound, or ``inf`` when they have none (dpopt's optimality
+        certificates then refuse to certify).
+        """
+        return self.project(v), 0.0
+
     def contains(self, v: np.ndarray, tol: float = 1e-9) -> bool:
         """Whether ``v`` lies in ``C`` up to a tolerance.
 
@@ -828,6 +838,10 @@ class VertexPolytope(ConstraintSet):
 
     def _project(self, v: np.ndarray) -> np.ndarray:
         return self._project_with_bound(v, None, 20_000)[0]
+
+    def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
+        """The projection and its certified error (:meth:`project_with_bound`)."""
+        return self.project_with_bound(v)
 
     def project_with_bound(
         self, v: np.ndarray, *, tol: float | None = None, max_iter: int = 20_000

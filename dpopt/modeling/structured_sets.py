@@ -341,6 +341,12 @@ class NuclearNormBall(ConstraintSet):
             return v.copy()
         return ((U * _project_l1_nonneg(s, self.r)) @ Vt).ravel()
 
+    def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
+        """The projection and a bound on its error: the SVD is backward stable, so the
+        result is exact up to a small multiple of eps·‖v‖ (bounded by 1e-12·(1 + ‖v‖))."""
+        x = self.project(v)
+        return x, 1e-12 * (1.0 + float(np.linalg.norm(v)))
+
     def center(self) -> np.ndarray:
         return np.zeros(self.dim)
 
@@ -491,6 +497,15 @@ class HPolytope(ConstraintSet):
         return np.asarray(res.x, dtype=np.float64)
 
     # -- projection and membership ----------------------------------------------
+    def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
+        """The projection, with no certified error bound (``inf``): it is an iterative
+        dual method whose point may violate Aθ ≤ b slightly, so dpopt's optimality
+        certificates do not accept it (mechanisms that need one fail closed)."""
+        v = np.asarray(v, dtype=np.float64)
+        if np.all(self.A @ v <= self.b):
+            return v.copy(), 0.0
+        return self.project(v), math.inf
+
     def _project(self, v: np.ndarray) -> np.ndarray:
         if np.all(self.A @ v <= self.b):
             return v.copy()
