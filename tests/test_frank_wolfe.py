@@ -168,15 +168,22 @@ def test_incremental_gradient_matches_direct_on_sparse_columns():
     X = sp.random(300, 40, density=0.05, random_state=4, format="csr")
     y = rng.uniform(-1, 1, 300)
     theta0 = np.zeros(40)
-    inc, direct = IncrementalLassoGradient(X, y, theta0, lam=0.1), DirectLassoGradient(X, y, theta0, lam=0.1)
+    direct = DirectLassoGradient(X, y, theta0, lam=0.1)
+    sparse_gram = IncrementalLassoGradient(X, y, theta0, lam=0.1)  # "auto": Gram formed by a sparse product
+    sparse_cols = IncrementalLassoGradient(X, y, theta0, lam=0.1, gram="columns")
     dense_cols = IncrementalLassoGradient(X.toarray(), y, theta0, lam=0.1, gram="columns")
+    assert sparse_gram._gram is not None and sparse_cols._gram is None
+    incremental = (sparse_gram, sparse_cols, dense_cols)
     for t in range(200):
         j, val, mu = int(rng.integers(40)), float(rng.choice([-1.0, 1.0])), 2.0 / (t + 2)
-        for o in (inc, direct, dense_cols):
+        for o in (*incremental, direct):
             o.step(mu, j, val)
-        np.testing.assert_allclose(inc.gradient(), direct.gradient(), atol=1e-12)
-        np.testing.assert_allclose(dense_cols.gradient(), direct.gradient(), atol=1e-12)
-    np.testing.assert_allclose(inc.theta, direct.theta, atol=1e-14)
+        for o in incremental:
+            np.testing.assert_allclose(o.gradient(), direct.gradient(), atol=1e-12)
+    for o in incremental:
+        np.testing.assert_allclose(o.theta, direct.theta, atol=1e-14)
+    with pytest.raises(ValueError, match="gram must be"):
+        IncrementalLassoGradient(X, y, theta0, gram="full")
 
 
 # ----------------------------------------------------------------------------- convergence

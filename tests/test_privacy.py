@@ -262,6 +262,17 @@ def test_gumbel_noise_moments() -> None:
     assert x.var() == pytest.approx(math.pi**2 * beta**2 / 6, rel=0.04)
 
 
+@pytest.mark.parametrize("sampler, law", [(laplace_noise, "laplace"), (gumbel_noise, "gumbel_r")])
+def test_laplace_and_gumbel_follow_their_laws(sampler, law) -> None:
+    """The whole distribution, not only moments (the samplers build on Exp(1) draws)."""
+    from scipy import stats
+
+    rng, _ = make_rng(11)
+    x = sampler(rng, 1.3, (200, 500))
+    assert x.shape == (200, 500)
+    assert stats.kstest(x.ravel() / 1.3, law).pvalue > 1e-3
+
+
 def test_l2_laplace_norm_and_isotropy() -> None:
     rng, _ = make_rng(4)
     dim, scale, n = 5, 0.7, 40_000
