@@ -14,24 +14,18 @@ h keeps θ in the linear region of both rows, where the per-example gradients ar
   noise doubles.
 """
 
-import numpy as np
 import pytest
 
 import dpopt as dp
 from dpopt.mechanisms.base import NoiseSpec, Plan
-from dpopt.testing import audit
+from dpopt.testing import audit, one_point_pair
 
 N = 10
 H = 0.1
 
 
 def _pair():
-    X = np.zeros((N, 1))
-    X[-1, 0] = 1.0
-    y = np.zeros(N)
-    y[-1] = 1.0
-    d0 = dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
-    return d0, d0.replace_row(N - 1, [1.0], -1.0)
+    return one_point_pair(N)
 
 
 def _problem(data, lam=None):

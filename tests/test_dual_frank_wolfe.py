@@ -41,7 +41,7 @@ from dpopt.modeling.submodular import (
     Indicator,
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm
-from dpopt.testing import audit
+from dpopt.testing import audit, one_point_pair
 
 
 def _data(n=40, p=6, seed=0, binary=False):
@@ -168,12 +168,7 @@ N = 10
 
 
 def _pair():
-    X = np.zeros((N, 1))
-    X[-1, 0] = 1.0
-    y = np.zeros(N)
-    y[-1] = 1.0
-    d0 = dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
-    return d0, d0.replace_row(N - 1, [1.0], -1.0)
+    return one_point_pair(N)
 
 
 def _audit_problem(data, lam):

@@ -13,7 +13,7 @@ from dpopt.errors import BudgetExceededError, MechanismError, ModelError, Privac
 from dpopt.mechanisms.bregman import compile_bregman_step, constraint_encoding, resolve_step_backend
 from dpopt.modeling import potentials as P
 from dpopt.modeling.losses import HuberLoss
-from dpopt.testing import audit
+from dpopt.testing import audit, one_point_pair
 
 BACKEND = resolve_step_backend("auto")
 
@@ -218,12 +218,7 @@ N, H, EPS, DELTA, T = 10, 0.1, 2.0, 1e-3, 4
 
 
 def _pair():
-    X = np.zeros((N, 1))
-    X[-1, 0] = 1.0
-    y = np.zeros(N)
-    y[-1] = 1.0
-    d0 = dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
-    return d0, d0.replace_row(N - 1, [1.0], -1.0)
+    return one_point_pair(N)
 
 
 class CutNoise(dp.PrivateMirrorDescent):

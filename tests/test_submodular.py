@@ -53,7 +53,7 @@ from dpopt.modeling.submodular import (
     polyhedron_vertices,
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
-from dpopt.testing import audit
+from dpopt.testing import audit, one_point_pair
 
 P = 6
 
@@ -260,12 +260,7 @@ class ExactScalar(Backend):
 
 
 def _pair():
-    X = np.zeros((N, 1))
-    X[-1, 0] = 1.0
-    y = np.zeros(N)
-    y[-1] = 1.0
-    d0 = dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
-    return d0, d0.replace_row(N - 1, [1.0], -1.0)
+    return one_point_pair(N)
 
 
 def _huber_problem(data, lam=0.5, omega_weight=1e-3):

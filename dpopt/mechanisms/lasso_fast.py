@@ -127,7 +127,7 @@ class IncrementalLassoGradient:
         if self._sparse:
             self._X = Xm
             self._Xc = sp.csc_matrix(Xm)
-            work = float(np.sum(np.diff(Xm.indptr).astype(np.float64) ** 2))
+            work = float(np.sum(np.diff(sp.csr_matrix(Xm).indptr).astype(np.float64) ** 2))
             if gram == "dense" or (gram == "auto" and fits and work <= _SPARSE_GRAM_WORK):
                 self._gram = np.asarray((self._Xc.T @ self._Xc).toarray())
         else:
