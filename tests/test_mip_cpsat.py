@@ -283,3 +283,68 @@ def test_resolve_keeps_or_replaces_eta():
     again = BACKEND.solve(prepared, None, OPTS)  # None: keep the current η
     np.testing.assert_array_equal(first.solution, again.solution)
     assert first.primal_bound == again.primal_bound
+
+
+# ------------------------------------------------------------ crash isolation (or-tools 5091/5288)
+def _trivial_model():
+    m = cp_model.CpModel()
+    x = m.new_int_var(0, 10, "x")
+    m.add(x >= 3)
+    m.minimize(x)
+    params = cp_model.CpSolver().parameters
+    params.num_workers = 1
+    return m, params, [x]
+
+
+def test_a_child_dying_mid_solve_is_a_crashed_result_and_the_next_solve_recovers(monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from dpopt.backends import cpsat_isolated as iso
+
+    m, params, xs = _trivial_model()
+    ok = iso.solve_isolated(m, params, xs)
+    assert not ok.crashed and ok.status == cp_model.OPTIMAL and ok.value(xs[0]) == 3
+    child = iso._child
+    assert child is not None
+    os.kill(child.pid, signal.SIGKILL)  # dead between solves: the next solve starts a new child
+    child.wait(10)
+    assert iso.solve_isolated(m, params, xs).value(xs[0]) == 3
+    # a child that aborts while it holds a request, as OR-Tools' uncaught C++ exception does
+    iso.shutdown()
+    aborting = [sys.executable, "-c", "import os, sys; sys.stdin.buffer.read(8); os.abort()"]
+    monkeypatch.setattr(iso, "_start_child", lambda: subprocess.Popen(
+        aborting, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+    dead = iso.solve_isolated(m, params, xs)
+    assert dead.crashed and dead.status == cp_model.UNKNOWN and not dead.values and "died" in dead.message
+    monkeypatch.undo()
+    again = iso.solve_isolated(m, params, xs)
+    assert not again.crashed and again.value(xs[0]) == 3
+
+
+@pytest.mark.parametrize("crash_in_phase", [1, 2])
+def test_backend_and_opdisc_fail_closed_when_the_child_crashes(monkeypatch, crash_in_phase):
+    import dpopt as dp
+    from dpopt.backends import cpsat_isolated as iso
+    from dpopt.errors import UncertifiedOracleError
+
+    real = iso.solve_isolated
+    calls = []
+
+    def crashing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == crash_in_phase:
+            return iso.IsolatedResult(cp_model.UNKNOWN, "CRASHED", crashed=True, message="child died")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cpsat_mod, "solve_isolated", crashing)
+    problem = tiny_instance(0)
+    res = BACKEND.solve(BACKEND.prepare(problem), np.zeros(problem.dim + 1), OPTS)
+    assert res.status is OracleStatus.ERROR and not res.certified and "child died" in res.message
+    calls.clear()
+    ledger = dp.Ledger()
+    with pytest.raises(UncertifiedOracleError):
+        dp.OPDisc(1.0, 1e-3, ledger=ledger).run(problem, solver="cpsat", seed=0)
+    assert ledger.spent == pytest.approx((1.0, 1e-3))

@@ -53,7 +53,6 @@ constraints out of its LP: it proves nothing on Adult n = 100 in 120 s, and on A
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.base import Backend
+from dpopt.backends.cpsat_isolated import solve_isolated
 from dpopt.backends.registry import register
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError
@@ -77,28 +77,6 @@ MAX_LP_MIN_DIM = 4
 TIE_TOLERANCE = 1e-12
 #: most candidates phase 2 may evaluate before giving up (not certified)
 MAX_CANDIDATES = 50
-
-
-@functools.cache
-def _stop_at_or_below_class() -> type:
-    from ortools.sat.python import cp_model
-
-    class StopAtOrBelow(cp_model.CpSolverSolutionCallback):
-        """Stop the search at the first solution with objective ≤ ``upper``."""
-
-        def __init__(self, upper: int) -> None:
-            super().__init__()
-            self.upper = upper
-
-        def on_solution_callback(self) -> None:
-            if self.objective_value <= self.upper:
-                self.stop_search()
-
-    return StopAtOrBelow
-
-
-def _StopAtOrBelow(upper: int) -> Any:  # noqa: N802 — reads like the class it builds
-    return _stop_at_or_below_class()(upper)
 
 
 @dataclass
@@ -202,10 +180,13 @@ class CpSatBackend(Backend):
                 return res
             return res.with_recheck(*self._recheck(prepared, k, eta, ro, extra or {}))
 
-        # ---- phase 1: minimize the rounded objective F
-        solver = self._solver(options, remaining(), n_data, d)
-        st = solver.solve(prog.minimize_model(ro))
-        raw.append(f"phase1:{solver.status_name(st)}")
+        # ---- phase 1: minimize the rounded objective F (in the child process, see cpsat_isolated)
+        solver = solve_isolated(prog.minimize_model(ro), self._solver(options, remaining(), n_data, d).parameters,
+                                prog.k)
+        st = solver.status
+        raw.append(f"phase1:{solver.status_name}")
+        if solver.crashed:
+            return result(OracleStatus.ERROR, None, message=solver.message)
         if st == cp_model.INFEASIBLE:
             return result(OracleStatus.INFEASIBLE, None, message="no grid point satisfies the constraints")
         if st == cp_model.MODEL_INVALID:
@@ -230,20 +211,18 @@ class CpSatBackend(Backend):
                 raw.append("phase2:not-started")
                 return result(OracleStatus.LIMIT, best, limit=limit_name, primal=fbest, dual=min(lower, fbest),
                               message="time limit reached before the exactness check (phase 2)", extra=info)
-            solver2 = self._solver(options, rem, n_data, d)
-            proven: list[float] = []
-
-            def on_bound(bound: float, _s: Any = solver2, _u: int = upper, _p: list[float] = proven) -> None:
-                _p.append(bound)
-                if bound > _u:
-                    _s.stop_search()
-
-            solver2.best_bound_callback = on_bound
-            st2 = solver2.solve(prog.excluded_model(ro, candidates), _StopAtOrBelow(upper))
-            raw.append(f"phase2:{solver2.status_name(st2)}")
+            solver2 = solve_isolated(prog.excluded_model(ro, candidates),
+                                     self._solver(options, rem, n_data, d).parameters, prog.k,
+                                     stop_at_or_below=upper, stop_when_bound_above=upper)
+            st2 = solver2.status
+            raw.append(f"phase2:{solver2.status_name}")
             info = info | {"phase2_solves": info["phase2_solves"] + 1, "candidates": len(candidates)}
+            if solver2.crashed:
+                return result(OracleStatus.ERROR, best, primal=fbest, dual=min(lower, fbest), extra=info,
+                              message=solver2.message)
             has_solution = st2 in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-            bound2 = max(proven + ([solver2.best_objective_bound] if has_solution else []), default=-math.inf)
+            bound2 = max([*solver2.bounds_seen] + ([solver2.best_objective_bound] if has_solution else []),
+                         default=-math.inf)
             if st2 == cp_model.INFEASIBLE or bound2 > upper:
                 return result(OracleStatus.OPTIMAL, best, certified=True, primal=fbest, dual=fbest,
                               message=f"unique exact argmin proven: {info['phase2_solves']} phase-2 solve(s), "
