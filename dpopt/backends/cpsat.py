@@ -49,6 +49,10 @@ constraints out of its LP: it proves nothing on Adult n = 100 in 120 s, and on A
 23-dimensional grid it needs 17 s for n = 8 and > 120 s for n = 30, against 0.3 s and
 0.5 s with ``max_lp``).  ``SolveOptions.extra`` may set other CP-SAT parameters by name
 (from a solver profile, never from data).
+
+Every solve of both phases runs in a child process (:mod:`dpopt.backends.cpsat_isolated`):
+OR-Tools 9.15 can abort its process from inside presolve, and a child that dies or hangs
+gives status ERROR, which no mechanism releases.
 """
 
 from __future__ import annotations
@@ -181,8 +185,8 @@ class CpSatBackend(Backend):
             return res.with_recheck(*self._recheck(prepared, k, eta, ro, extra or {}))
 
         # ---- phase 1: minimize the rounded objective F (in the child process, see cpsat_isolated)
-        solver = solve_isolated(prog.minimize_model(ro), self._solver(options, remaining(), n_data, d).parameters,
-                                prog.k)
+        config = self._solver(options, remaining(), n_data, d)  # holds the parameters the child gets
+        solver = solve_isolated(prog.minimize_model(ro), config.parameters, prog.k)
         st = solver.status
         raw.append(f"phase1:{solver.status_name}")
         if solver.crashed:
@@ -211,8 +215,8 @@ class CpSatBackend(Backend):
                 raw.append("phase2:not-started")
                 return result(OracleStatus.LIMIT, best, limit=limit_name, primal=fbest, dual=min(lower, fbest),
                               message="time limit reached before the exactness check (phase 2)", extra=info)
-            solver2 = solve_isolated(prog.excluded_model(ro, candidates),
-                                     self._solver(options, rem, n_data, d).parameters, prog.k,
+            config2 = self._solver(options, rem, n_data, d)
+            solver2 = solve_isolated(prog.excluded_model(ro, candidates), config2.parameters, prog.k,
                                      stop_at_or_below=upper, stop_when_bound_above=upper)
             st2 = solver2.status
             raw.append(f"phase2:{solver2.status_name}")
