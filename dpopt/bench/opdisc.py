@@ -59,6 +59,7 @@ import numpy as np
 
 from dpopt.backends import registry
 from dpopt.backends.result import OracleResult, SolveOptions
+from dpopt.bench.arguments import int_list
 from dpopt.bench.output import write_outputs
 from dpopt.compile.mip_pyomo import (
     MAX_COEFFICIENT,
@@ -347,14 +348,7 @@ def render(summary: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v < 2 for v in values):
-        raise argparse.ArgumentTypeError(f"expected sample sizes ≥ 2 such as 500,1000, got {text!r}")
-    return values
+_ints = int_list(2)
 
 
 def _names(text: str) -> list[str]:

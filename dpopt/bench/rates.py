@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 import dpopt as dp
+from dpopt.bench.arguments import int_list
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import make_regression
 from dpopt.mechanisms.mirror_descent import NoiseMode
@@ -70,14 +71,7 @@ class Run:
     wall_s: float
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        values = [int(float(v)) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or min(values) < 10:
-        raise argparse.ArgumentTypeError(f"expected integers >= 10, got {text!r}")
-    return values
+_ints = int_list(10)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -41,6 +41,7 @@ import numpy as np
 
 from dpopt.backends.registry import get as get_backend
 from dpopt.backends.result import SolveOptions
+from dpopt.bench.arguments import int_list
 from dpopt.bench.output import write_outputs
 from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
 from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
@@ -82,14 +83,7 @@ class Run:
     seconds: float
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        vals = [int(float(t)) for t in text.split(",") if t]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not vals or min(vals) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return vals
+_ints = int_list(1)
 
 
 def build_parser() -> argparse.ArgumentParser:
