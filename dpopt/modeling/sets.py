@@ -41,6 +41,7 @@ __all__ = [
     "GaussianWidth",
     "L1Ball",
     "L2Ball",
+    "NormBall",
     "LinfBall",
     "Norm",
     "Simplex",
@@ -454,8 +455,22 @@ def _expected_max_gaussian(p: int) -> tuple[float, float, float]:
 # ---------------------------------------------------------------------------
 
 
+class NormBall(ConstraintSet):
+    """A ball ``{v : ‖v‖ ≤ r}`` of some norm: centred at 0, symmetric, diameter twice the radius."""
+
+    def center(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def _diameter(self, norm: Norm) -> float:
+        return 2.0 * self._radius(norm)
+
+    @property
+    def is_symmetric(self) -> bool:
+        return True
+
+
 @dataclass(frozen=True, init=False)
-class L1Ball(ConstraintSet):
+class L1Ball(NormBall):
     """The ℓ1 ball ``{v ∈ ℝ^p : ‖v‖₁ ≤ r}`` (the LASSO constraint).
 
     Parameters
@@ -496,18 +511,8 @@ class L1Ball(ConstraintSet):
             return v.copy()
         return np.sign(v) * _project_simplex(np.abs(v), self.r)
 
-    def center(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
     def _radius(self, norm: Norm) -> float:
         return self.r  # the vertices ±r e_i have every ℓq norm equal to r
-
-    def _diameter(self, norm: Norm) -> float:
-        return 2.0 * self.r
-
-    @property
-    def is_symmetric(self) -> bool:
-        return True
 
     @property
     def n_vertices(self) -> int:
@@ -527,7 +532,7 @@ class L1Ball(ConstraintSet):
 
 
 @dataclass(frozen=True, init=False)
-class L2Ball(ConstraintSet):
+class L2Ball(NormBall):
     """The Euclidean ball ``{v ∈ ℝ^p : ‖v‖₂ ≤ r}``.
 
     Parameters
@@ -572,19 +577,9 @@ class L2Ball(ConstraintSet):
     def _distance(self, v: np.ndarray) -> float:
         return max(float(np.linalg.norm(v)) - self.r, 0.0)
 
-    def center(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
     def _radius(self, norm: Norm) -> float:
         # max ‖v‖₁ over the ball is r√p (at r·1/√p); ‖v‖∞ ≤ ‖v‖₂ with equality at r·e_i
         return self.r * math.sqrt(self.dim) if norm == 1 else self.r
-
-    def _diameter(self, norm: Norm) -> float:
-        return 2.0 * self._radius(norm)
-
-    @property
-    def is_symmetric(self) -> bool:
-        return True
 
     @property
     def n_vertices(self) -> float:
@@ -604,7 +599,7 @@ class L2Ball(ConstraintSet):
 
 
 @dataclass(frozen=True, init=False)
-class LinfBall(ConstraintSet):
+class LinfBall(NormBall):
     """The box ``{v ∈ ℝ^p : ‖v‖∞ ≤ r}``.
 
     Parameters
@@ -641,22 +636,12 @@ class LinfBall(ConstraintSet):
     def _project(self, v: np.ndarray) -> np.ndarray:
         return np.clip(v, -self.r, self.r)
 
-    def center(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
     def _radius(self, norm: Norm) -> float:
         if norm == 1:
             return self.r * self.dim
         if norm == 2:
             return self.r * math.sqrt(self.dim)
         return self.r
-
-    def _diameter(self, norm: Norm) -> float:
-        return 2.0 * self._radius(norm)
-
-    @property
-    def is_symmetric(self) -> bool:
-        return True
 
     @property
     def n_vertices(self) -> int:

@@ -35,6 +35,7 @@ from dpopt.modeling.sets import (
     ConstraintSet,
     GaussianWidth,
     Norm,
+    NormBall,
     VertexPolytope,
     _check_vector,
     _init_set,
@@ -98,7 +99,7 @@ def _parse_groups(groups: object, dim: int) -> tuple[np.ndarray, ...]:
 
 
 @dataclass(frozen=True, init=False, eq=False)
-class GroupL1Ball(ConstraintSet):
+class GroupL1Ball(NormBall):
     """The group-ℓ1 ball ``{v ∈ ℝ^p : Σ_G ‖v_G‖₂ ≤ r}`` over disjoint groups.
 
     Parameters
@@ -194,20 +195,10 @@ class GroupL1Ball(ConstraintSet):
             factor = np.where(norms > 0, target / norms, 0.0)
         return v * factor[self._labels]
 
-    def center(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
     def _radius(self, norm: Norm) -> float:
         if norm == 1:
             return self.r * math.sqrt(int(self.group_sizes.max()))
         return self.r
-
-    def _diameter(self, norm: Norm) -> float:
-        return 2.0 * self._radius(norm)
-
-    @property
-    def is_symmetric(self) -> bool:
-        return True
 
     @property
     def n_vertices(self) -> int | float:
@@ -277,7 +268,7 @@ def top_singular_pair(M: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True, init=False)
-class NuclearNormBall(ConstraintSet):
+class NuclearNormBall(NormBall):
     """The nuclear-norm ball ``{V ∈ ℝ^{p×q} : ‖V‖_* ≤ r}`` of a matrix parameter.
 
     Parameters
@@ -347,20 +338,10 @@ class NuclearNormBall(ConstraintSet):
         x = self.project(v)
         return x, 1e-12 * (1.0 + float(np.linalg.norm(v)))
 
-    def center(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
     def _radius(self, norm: Norm) -> float:
         if norm == 1:
             return self.r * math.sqrt(self.dim)
         return self.r
-
-    def _diameter(self, norm: Norm) -> float:
-        return 2.0 * self._radius(norm)
-
-    @property
-    def is_symmetric(self) -> bool:
-        return True
 
     @property
     def n_vertices(self) -> float:

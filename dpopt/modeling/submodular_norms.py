@@ -25,6 +25,7 @@ from dpopt.modeling.sets import (
     L1Ball,
     LinfBall,
     Norm,
+    NormBall,
     VertexPolytope,
     _init_set,
     _positive_finite,
@@ -108,7 +109,7 @@ class SubmodularNorm:
 
 
 @dataclass(frozen=True, init=False, eq=False)
-class SubmodularNormBall(ConstraintSet):
+class SubmodularNormBall(NormBall):
     """The ball ``{θ ∈ ℝ^p : Ω∞(θ) ≤ r}`` (the set C of Eq. (8), scaled).
 
     Parameters
@@ -212,9 +213,6 @@ class SubmodularNormBall(ConstraintSet):
         return omega(self.F, arr) <= self.r * (1.0 + tol)
 
     # -- geometry --------------------------------------------------------------------
-    def center(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
     def _radius(self, norm: Norm) -> float:
         F = self.F
         rinf = self.r / float(np.min(F.singletons()))
@@ -228,13 +226,6 @@ class SubmodularNormBall(ConstraintSet):
             k = np.arange(1, self.dim + 1)
             return self.r * float(np.max(np.sqrt(k) / h[1:]))
         return math.sqrt(r1 * rinf)
-
-    def _diameter(self, norm: Norm) -> float:
-        return 2.0 * self._radius(norm)
-
-    @property
-    def is_symmetric(self) -> bool:
-        return True
 
     @property
     def n_vertices(self) -> int | float:
