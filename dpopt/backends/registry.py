@@ -30,6 +30,7 @@ def _load_builtins() -> None:
         clarabel,
         cpsat,
         highs,
+        highs_grouped,
         osqp,
         scipy_backend,
         scs,

@@ -64,8 +64,8 @@ from dpopt.bench.output import write_outputs
 from dpopt.compile.mip_pyomo import (
     MAX_COEFFICIENT,
     PyomoProgram,
-    _rational_scale,
-    _resolution,
+    rational_scale,
+    loss_resolution,
     build_program,
 )
 from dpopt.datasets import load_adult
@@ -111,7 +111,7 @@ def compile_naive(problem: DiscreteProblem) -> PyomoProgram:
     loss, grid, d = problem.loss, problem.domain, problem.dim
     X, y = loss.data.X, loss.data.y
     weights = np.asarray(loss.weights, dtype=np.float64)
-    s, A = _rational_scale(X)
+    s, A = rational_scale(X)
     rows = A * y.astype(np.int64)[:, None]  # integer margins, one per data row, not reduced
     xb = float(loss.data.x_bound_in(2))
     xb = max(xb, float(np.linalg.norm(X, axis=1).max()) if X.shape[0] else 0.0)
@@ -119,7 +119,7 @@ def compile_naive(problem: DiscreteProblem) -> PyomoProgram:
     if big_m > MAX_COEFFICIENT:
         raise ModelError(f"the global big-M {big_m} exceeds {MAX_COEFFICIENT:g}")
     return build_program(problem, rows, weights, np.full(rows.shape[0], big_m, dtype=np.int64), scale=int(s),
-                         resolution=_resolution(weights), opposite_cuts=False, name="opdisc_zero_one_naive")
+                         resolution=loss_resolution(weights), opposite_cuts=False, name="opdisc_zero_one_naive")
 
 
 # ---------------------------------------------------------------------------

@@ -96,7 +96,7 @@ MAX_COEFFICIENT = 10**9
 L2_SLACK = 1e-12
 
 
-def _rational_scale(X: np.ndarray) -> tuple[int, np.ndarray]:
+def rational_scale(X: np.ndarray) -> tuple[int, np.ndarray]:
     """(s, A) with A = s·X an exact integer matrix (int64), or ModelError."""
     values, inverse = np.unique(X, return_inverse=True)
     fracs: list[Fraction] = []
@@ -123,7 +123,7 @@ def _rational_scale(X: np.ndarray) -> tuple[int, np.ndarray]:
     return s, A
 
 
-def _achievable_square_sums(d: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
+def achievable_square_sums(d: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
     """Sorted t ≤ tmax with t = Σ_{j<d} k_j², k_j ∈ [klow, khigh] (dynamic programming)."""
     squares = sorted({v * v for v in range(klow, khigh + 1)})
     reach = np.zeros(tmax + 1, dtype=bool)
@@ -257,7 +257,7 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     weights = np.asarray(loss.weights, dtype=np.float64)
 
     # -- exact integer margins and aggregation by primitive direction ----------------
-    s, A = _rational_scale(X)
+    s, A = rational_scale(X)
     B = A * y.astype(np.int64)[:, None]
     g = np.gcd.reduce(np.abs(B), axis=1)
     zero = g == 0
@@ -290,8 +290,19 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
         raise ModelError(f"the big-M constraints would need coefficients above {MAX_COEFFICIENT:g}; "
                          "use a coarser feature grid or a smaller domain")
 
-    return build_program(problem, rows, row_w, bigM, scale=int(s), resolution=_resolution(weights), constant=constant,
+    return build_program(problem, rows, row_w, bigM, scale=int(s), resolution=loss_resolution(weights), constant=constant,
                          const_rows=const_rows, opposite_cuts=True, name="opdisc_zero_one")
+
+
+def norm_limit(problem: DiscreteProblem) -> int:
+    """tmax: the grid's ℓ2 bound as ‖k‖² ≤ tmax (τ²t ≤ D²(1 + 10⁻¹²), capped by the box)."""
+    grid, d = problem.domain, problem.dim
+    tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
+    D = float(grid.bound(d))
+    tmax = int(math.floor(D * D * (1 + L2_SLACK) / (tau * tau)))
+    while tmax >= 0 and tau * tau * tmax > D * D * (1 + L2_SLACK):
+        tmax -= 1
+    return min(tmax, d * max(klow * klow, khigh * khigh))
 
 
 def _norm_values(problem: DiscreteProblem) -> tuple[np.ndarray, np.ndarray]:
@@ -299,17 +310,13 @@ def _norm_values(problem: DiscreteProblem) -> tuple[np.ndarray, np.ndarray]:
     grid, d = problem.domain, problem.dim
     tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
     D = float(grid.bound(d))
-    tmax = int(math.floor(D * D * (1 + L2_SLACK) / (tau * tau)))
-    while tmax >= 0 and tau * tau * tmax > D * D * (1 + L2_SLACK):
-        tmax -= 1
-    tmax = min(tmax, d * max(klow * klow, khigh * khigh))
-    T = _achievable_square_sums(d, klow, khigh, tmax)
+    T = achievable_square_sums(d, klow, khigh, norm_limit(problem))
     if T.size == 0:
         raise ModelError("the grid has no point inside the ℓ2 bound")
     return T, np.sqrt(np.maximum(D * D - tau * tau * T.astype(np.float64), 0.0))
 
 
-def _resolution(weights: np.ndarray) -> float:
+def loss_resolution(weights: np.ndarray) -> float:
     """The loss granularity (PyomoProgram.resolution) of positive weights."""
     pos = weights[weights > 0]
     if pos.size == 0:
