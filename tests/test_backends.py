@@ -12,7 +12,7 @@ from dpopt.backends.conformance import case_names, run_case
 from dpopt.errors import BackendUnavailableError, UnknownSolverError
 
 #: the backends this test module covers; the guard test below keeps it complete
-COVERED = {"clarabel", "scs", "osqp", "scipy", "bruteforce", "highs", "cpsat"}
+COVERED = {"clarabel", "scs", "osqp", "scipy", "bruteforce", "highs", "highs-grouped", "cpsat"}
 
 
 def test_every_registered_backend_is_covered():

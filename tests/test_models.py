@@ -17,6 +17,8 @@ CASES = {
                                                         "mechanism='rspm'", "--delta", "1e-4"]),
     "adult_halfspace.py[opsamp]": ("adult_halfspace.py", ["--solver", "highs", "--set", "n=60", "--set",
                                                           "mechanism='opsamp'", "--set", "calls=2", "--delta", "1e-4"]),
+    "adult_halfspace.py[highs-grouped]": ("adult_halfspace.py", ["--solver", "highs-grouped", "--set", "n=60",
+                                                                 "--delta", "1e-4"]),
     "adult_halfspace.py[cpsat]": ("adult_halfspace.py", ["--solver", "cpsat", "--set", "n=60", "--delta", "1e-4"]),
     "private_group_logistic.py": ("private_group_logistic.py", ["--set", "n=2000", "--set", "iterations=50"]),
     "private_lasso.py": ("private_lasso.py", ["--set", "n=2000", "--set", "d=10", "--set", "iterations=30"]),

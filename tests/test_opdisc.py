@@ -107,20 +107,21 @@ def test_opdisc_mutation_without_enough_noise_is_caught():
     assert res.violates, res.summary()
 
 
-def test_opdisc_small_audit_through_highs():
-    """The same audit with the HiGHS MIP oracle instead of enumeration (fewer runs)."""
-    if not dp.get_backend("highs").available():
-        pytest.skip("highspy not installed")
+@pytest.mark.parametrize("name", ["highs", "highs-grouped"])
+def test_opdisc_small_audit_through_a_mip_backend(name):
+    """The same audit with a HiGHS MIP oracle instead of enumeration (fewer runs)."""
+    if not dp.get_backend(name).available():
+        pytest.skip(f"{name}: highspy not installed")
     d0, d1 = _pair()
 
     def run(data, seed):
-        return dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(data), solver="highs", seed=seed).theta
+        return dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(data), solver=name, seed=seed).theta
 
     res = audit(run, d0, d1, claimed_epsilon=4.0, claimed_delta=1e-3, n_runs=300, seed=2)
     assert not res.violates, res.summary()
     # and it agrees with enumeration draw for draw
     for s in range(20):
-        a = dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver="highs", seed=s).theta
+        a = dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver=name, seed=s).theta
         b = dp.OPDisc(4.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=s).theta
         assert np.array_equal(a, b)
 

@@ -131,14 +131,15 @@ def test_opsamp_mutation_with_half_the_output_noise_is_caught():
     assert res.violates, res.summary()
 
 
-def test_opsamp_through_highs_matches_enumeration():
-    if not dp.get_backend("highs").available():
-        pytest.skip("highspy not installed")
+@pytest.mark.parametrize("name", ["highs", "highs-grouped"])
+def test_opsamp_through_a_mip_backend_matches_enumeration(name):
+    if not dp.get_backend(name).available():
+        pytest.skip(f"{name}: highspy not installed")
     rng = np.random.default_rng(2)
     X = rng.integers(-4, 5, size=(20, 2)) / 4.0
     data = dp.Dataset(X, rng.choice([-1.0, 1.0], size=20), x_bound=2.0)
     problem = _problem(data, dp.IntegerGrid(1, -2, 2))
     for s in range(3):
-        a = dp.OPSamp(1.0, 1e-3, calls=4, rate=0.5, ledger=dp.Ledger()).run(problem, solver="highs", seed=s, threads=1)
+        a = dp.OPSamp(1.0, 1e-3, calls=4, rate=0.5, ledger=dp.Ledger()).run(problem, solver=name, seed=s, threads=1)
         b = dp.OPSamp(1.0, 1e-3, calls=4, rate=0.5, ledger=dp.Ledger()).run(problem, solver="bruteforce", seed=s)
         assert np.array_equal(a.theta, b.theta)

@@ -140,7 +140,7 @@ def test_rspm_mutation_without_enough_noise_is_caught(noise, delta):
     assert res.violates, res.summary()
 
 
-@pytest.mark.parametrize("name", ["highs", "cpsat"])
+@pytest.mark.parametrize("name", ["highs", "highs-grouped", "cpsat"])
 def test_rspm_through_a_mip_backend_matches_enumeration(name):
     if not dp.get_backend(name).available():
         pytest.skip(f"{name} not installed")

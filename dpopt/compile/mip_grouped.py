@@ -296,7 +296,8 @@ def _enumerated_points(size: int, klow: int, khigh: int, tmax: int) -> np.ndarra
     if count > MAX_POINTS * 16:
         raise ModelError(f"enumerating {size} columns gives up to {count} grid points (more than {MAX_POINTS}); "
                          "enumerate fewer columns (option 'enumerate') or use solver 'highs'")
-    pts = np.array(list(itertools.product(range(klow, khigh + 1), repeat=size)), dtype=np.int64).reshape(-1, size)
+    pts = np.array(list(itertools.product(range(klow, khigh + 1), repeat=size)), dtype=np.int64)
+    pts = pts.reshape(max(pts.shape[0], 1) if size == 0 else -1, size)
     pts = pts[(pts * pts).sum(axis=1) <= tmax]
     if pts.shape[0] > MAX_POINTS:
         raise ModelError(f"the enumerated columns have {pts.shape[0]} grid points in the ℓ2 ball (more than "

@@ -1,0 +1,153 @@
+"""The grouped-decomposition oracle (HiGHS on enumerated columns × row groups)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("highspy", reason="highspy is not installed")
+
+import dpopt as dp  # noqa: E402
+from dpopt.backends import registry  # noqa: E402
+from dpopt.backends.highs_grouped import HighsGroupedBackend  # noqa: E402
+from dpopt.backends.result import OracleStatus, SolveOptions  # noqa: E402
+from dpopt.compile.mip_grouped import auto_split, compile_grouped  # noqa: E402
+from dpopt.errors import BackendCapabilityError, UncertifiedOracleError  # noqa: E402
+from dpopt.modeling.dataset import Dataset  # noqa: E402
+from dpopt.modeling.discrete import DiscreteProblem, brute_force  # noqa: E402
+from dpopt.modeling.domains import IntegerGrid  # noqa: E402
+from dpopt.modeling.variable import Variable  # noqa: E402
+from dpopt.modeling.zero_one import ZeroOneLoss  # noqa: E402
+
+FAST = SolveOptions(time_limit=30, threads=1, seed=0)
+GRIDS = [
+    IntegerGrid(1.0, -2, 2),  # 5 levels, D = box radius
+    IntegerGrid(0.5, -1, 1, l2_bound=1.2),  # the ℓ2 bound cuts corners
+    IntegerGrid(1.0, -1, 2, l2_bound=2.0),  # asymmetric
+    IntegerGrid(0.25, 0, 1),  # non-negative orthant
+]
+
+
+def _instance(rng: np.random.Generator, idx: int) -> DiscreteProblem:
+    """d = 3: one-hot or 0/1 columns next to multiples of 1/4; duplicate and conflicting rows."""
+    n = int(rng.integers(8, 31))
+    binary = idx % 4  # how many 0/1 columns (0..3)
+    X = np.empty((n, 3))
+    X[:, :binary] = rng.integers(0, 2, size=(n, binary))
+    X[:, binary:] = rng.integers(-4, 5, size=(n, 3 - binary)) / 4.0
+    y = rng.choice([-1.0, 1.0], size=n)
+    X[1], y[1] = X[0], -y[0]  # identical x, opposite label
+    X[2] = 0.0  # a row on every hyperplane
+    weights = None if idx % 2 == 0 else rng.integers(0, 4, size=n).astype(float)  # zero weights too
+    data = Dataset(X, y, x_bound=float(np.linalg.norm(X, axis=1).max()) + 1.0)
+    return DiscreteProblem(ZeroOneLoss(data, Variable(3), GRIDS[idx % len(GRIDS)], weights=weights))
+
+
+SPLITS = ["auto", [], [0, 1, 2], [1]]
+
+
+def test_differential_against_brute_force_every_split_and_both_signs_of_eta_last():
+    rng = np.random.default_rng(7)
+    backend = HighsGroupedBackend()
+    draws = negative = 0
+    for idx in range(12):
+        problem = _instance(rng, idx)
+        split = SPLITS[idx % len(SPLITS)]
+        prepared = backend.prepare(problem, split)
+        for t in range(18):
+            eta = rng.normal(0.0, 2.0, size=problem.dim + 1)
+            if t % 2:
+                eta[-1] = -abs(eta[-1])
+                negative += 1
+            res = backend.solve(prepared, eta, FAST)
+            w_bf, v_bf = brute_force(problem.with_eta(eta))
+            assert res.certified, res.summary() + " " + res.message
+            np.testing.assert_allclose(res.solution, w_bf, atol=1e-12)
+            assert abs(res.primal_bound - v_bf) <= 1e-6
+            draws += 1
+    assert draws >= 200 and negative >= 100
+
+
+@pytest.mark.parametrize("kind", ["linear", "levels"])
+def test_other_perturbation_kinds_match_brute_force(kind):
+    rng = np.random.default_rng(8)
+    backend = HighsGroupedBackend()
+    for idx in range(4):
+        base = _instance(rng, idx).with_kind(kind)
+        prepared = backend.prepare(base)
+        for _ in range(6):
+            eta = rng.normal(0.0, 2.0, size=base.noise_size)
+            res = backend.solve(prepared, eta, FAST)
+            w_bf, _ = brute_force(base.with_eta(eta))
+            assert res.certified, res.message
+            np.testing.assert_allclose(res.solution, w_bf, atol=1e-12)
+
+
+def test_group_tables_give_the_exact_loss_everywhere():
+    rng = np.random.default_rng(9)
+    for idx in range(4):
+        problem = _instance(rng, idx)
+        for split in SPLITS:
+            prog = compile_grouped(problem, split)
+            W = problem.domain.enumerate(problem.dim)
+            K = np.rint(W / problem.domain.step).astype(np.int64)
+            exact = [prog.exact_loss(k) for k in K]
+            np.testing.assert_allclose(exact, problem.loss.values(W))
+
+
+def test_adult_structure_is_found_and_solved_like_the_big_m_model():
+    from dpopt.datasets import load_adult
+
+    adult = load_adult("train", balanced=True, n=300, seed=0)
+    grid = IntegerGrid(1, -4, 4, l2_bound=23 ** 0.5)
+    problem = DiscreteProblem(ZeroOneLoss(adult, Variable(23), grid))
+    assert auto_split(adult.X).tolist() == [20, 21, 22]  # age, education-num, hours-per-week
+    prog = compile_grouped(problem)
+    assert prog.size.groups < 100 and prog.points.shape[0] == 461
+    eta = np.random.default_rng(0).normal(0.0, 300.0, size=24)
+    eta[-1] = -abs(eta[-1])
+    a = registry.get("highs-grouped").solve_problem(problem.with_eta(eta), SolveOptions(time_limit=60, threads=1))
+    b = registry.get("highs").solve_problem(problem.with_eta(eta), SolveOptions(time_limit=60, threads=1))
+    assert a.certified and b.certified, a.message
+    np.testing.assert_array_equal(a.solution, b.solution)
+
+
+def test_time_limit_fails_closed_with_the_bounds():
+    rng = np.random.default_rng(10)
+    problem = _instance(rng, 1)
+    eta = rng.normal(0.0, 2.0, size=problem.dim + 1)
+    res = HighsGroupedBackend().solve_problem(problem.with_eta(eta), SolveOptions(time_limit=1e-9, threads=1))
+    assert res.status is OracleStatus.LIMIT and res.limit == "time"
+    assert not res.certified
+
+
+def test_opdisc_fails_closed_and_charges_the_ledger_when_the_search_is_cut_short():
+    rng = np.random.default_rng(11)
+    problem = _instance(rng, 0)
+    ledger = dp.Ledger()
+    with pytest.raises(UncertifiedOracleError) as e:
+        dp.OPDisc(1.0, 1e-3, ledger=ledger).run(problem, solver="highs-grouped", time_limit=1e-9, seed=0)
+    assert "time" in str(e.value)
+    assert ledger.spent[0] == pytest.approx(1.0)
+
+
+def test_bad_splits_are_refused_with_clear_errors(monkeypatch):
+    rng = np.random.default_rng(12)
+    problem = _instance(rng, 0)
+    backend = HighsGroupedBackend()
+    with pytest.raises(BackendCapabilityError, match="outside 0..2"):
+        backend.prepare(problem, [3])
+    with pytest.raises(BackendCapabilityError, match="'auto' or a list"):
+        backend.prepare(problem, "numeric")
+    import dpopt.compile.mip_grouped as mg
+
+    monkeypatch.setattr(mg, "MAX_POINTS", 10)
+    with pytest.raises(BackendCapabilityError, match="enumerate fewer columns"):
+        backend.prepare(problem, [0, 1, 2])
+
+
+def test_convex_problems_are_refused():
+    data = Dataset(np.ones((3, 2)), np.ones(3), x_bound=2.0)
+    theta = dp.Variable(2)
+    with pytest.raises(BackendCapabilityError, match="discrete problems"):
+        HighsGroupedBackend().check(dp.Problem(dp.LogisticLoss(data, theta)))
