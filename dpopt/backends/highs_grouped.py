@@ -46,7 +46,13 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.base import Backend
-from dpopt.backends.highs import BASE_OPTIONS, DEFAULT_THREADS, GAP_TOLERANCE, OBJECTIVE_TOLERANCE, _set_threads
+from dpopt.backends.highs import (
+    BASE_OPTIONS,
+    DEFAULT_THREADS,
+    GAP_TOLERANCE,
+    OBJECTIVE_TOLERANCE,
+    _set_threads,
+)
 from dpopt.backends.registry import register
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.grouped_search import GroupedObjective, local_search, repair

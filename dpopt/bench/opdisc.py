@@ -75,9 +75,9 @@ from dpopt.bench.output import write_outputs
 from dpopt.compile.mip_pyomo import (
     MAX_COEFFICIENT,
     PyomoProgram,
-    rational_scale,
-    loss_resolution,
     build_program,
+    loss_resolution,
+    rational_scale,
 )
 from dpopt.datasets import load_adult
 from dpopt.errors import ModelError
@@ -219,7 +219,7 @@ def _run(args: argparse.Namespace) -> int:
             if baseline and n not in args.baseline_ns:
                 continue
             call_options = baseline_options if baseline else options
-            limit = call_options.time_limit
+            limit = float(call_options.time_limit or args.time_limit)
             t0 = time.perf_counter()
             prepared = b.prepare(problem)
             info[str(n)][f"prepare_{name}_s"] = time.perf_counter() - t0

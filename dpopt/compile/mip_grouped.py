@@ -57,7 +57,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpopt.compile.mip_pyomo import MAX_COEFFICIENT, achievable_square_sums, loss_resolution, norm_limit, rational_scale
+from dpopt.compile.mip_pyomo import (
+    MAX_COEFFICIENT,
+    achievable_square_sums,
+    loss_resolution,
+    norm_limit,
+    rational_scale,
+)
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
