@@ -9,6 +9,7 @@ import pytest
 import dpopt as dp
 from dpopt.errors import MechanismError, ModelError, UncertifiedOracleError
 from dpopt.mechanisms.opdisc import opdisc_sigma
+from dpopt.modeling.discrete import brute_force
 from dpopt.testing import audit
 
 
@@ -101,7 +102,8 @@ def test_opdisc_mutation_without_enough_noise_is_caught():
     """OPDisc's σ protects the worst grid geometry; on any concrete pair its real loss is
     far below ε (measured: a lower bound of 0.04 for ε = 4 with 200,000 runs, 0.52 even at σ/10),
     so halving σ cannot be caught at the full claim. The mutation a black-box audit can
-    catch is a gross one: σ/1000 makes the output nearly a function of the data."""
+    catch is a gross one: σ/1000 makes the output nearly a function of the data.  Half the
+    noise is caught by the white-box coupling test below."""
     d0, d1 = _pair()
     res = audit(_runner(1e-3), d0, d1, claimed_epsilon=4.0, claimed_delta=1e-3, n_runs=3000, seed=1)
     assert res.violates, res.summary()
@@ -147,3 +149,46 @@ def test_opdisc_real_loss_is_far_below_its_claim():
         print(f"σ×{f}: {res.summary()}")
         bounds[f] = res.epsilon_lower
     assert bounds[1.0] < 0.5 and bounds[0.5] < 4.0 and bounds[0.1] < 4.0
+
+
+def _shift_coupling_failures(mechanism: dp.OPDisc, trials: int, seed: int) -> int:
+    """How often the coupling behind OPDisc's proof (Lemma 4) fails on random neighbours.
+
+    For η yielding ŵ on D, the proof maps η to η + Δ·π(ŵ) and needs ŵ to stay the argmin on
+    every neighbour D'.  Δ is read back from the mechanism's own σ
+    (σ = Δ/(√(a² + 2ε) − a)), so a mechanism with less noise is checked with the smaller
+    shift its σ pays for.
+    """
+    rng = np.random.default_rng(seed)
+    failures = 0
+    for t in range(trials):
+        d = 1 + t % 2
+        a_d = math.sqrt(d + 1) + math.sqrt(2 * math.log(1 / mechanism.delta))  # opdisc_sigma's a
+        n = int(rng.integers(3, 8))
+        X = rng.integers(-2, 3, size=(n, d)) / 2.0
+        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0)
+        d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+        p0, p1 = _problem(d0), _problem(d1)
+        shift = mechanism.sigma(p0.with_kind("normalized")) * (math.sqrt(a_d**2 + 2 * mechanism.epsilon) - a_d)
+        eta = rng.normal(0.0, 2.0, size=d + 1)
+        w0, _ = brute_force(p0.with_eta(eta))
+        W = GRID.enumerate(d)
+        f = p1.with_eta(eta + shift * GRID.normalize(w0)).objectives(W)
+        at_w0 = np.all(W == w0, axis=1)
+        failures += int(f[at_w0][0] > f[~at_w0].min() + 1e-9)
+    return failures
+
+
+def test_opdisc_mutation_with_half_the_noise_breaks_the_proof_coupling():
+    """Half the noise, caught where a black-box audit cannot see it (see the test above).
+
+    OPDisc's σ is linear in the shift Δ = 4GD²/τ of Lemma 4's coupling η ↦ η + Δπ(ŵ).  With
+    the mechanism's σ the coupling keeps ŵ the argmin on every sampled neighbour; with σ/2
+    (Δ/2, the paper's 2GD²/τ) it fails on some (measured: 11 of 4,000 at seed 0, 2 at 3σ/4),
+    so the privacy argument no longer covers the mutant."""
+    class Half(dp.OPDisc):
+        def sigma(self, problem):
+            return super().sigma(problem) / 2
+
+    assert _shift_coupling_failures(dp.OPDisc(4.0, 1e-3), 4000, seed=0) == 0
+    assert _shift_coupling_failures(Half(4.0, 1e-3), 4000, seed=0) >= 1
