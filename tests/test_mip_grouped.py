@@ -151,3 +151,18 @@ def test_convex_problems_are_refused():
     theta = dp.Variable(2)
     with pytest.raises(BackendCapabilityError, match="discrete problems"):
         HighsGroupedBackend().check(dp.Problem(dp.LogisticLoss(data, theta)))
+
+
+def test_adult_profile_declares_the_split_and_opdisc_releases_through_it():
+    from pathlib import Path
+
+    from dpopt.datasets import load_adult
+
+    adult = load_adult("train", balanced=True, n=80, seed=1)
+    grid = IntegerGrid(1, -4, 4, l2_bound=23 ** 0.5)
+    problem = DiscreteProblem(ZeroOneLoss(adult, Variable(23), grid))
+    profile = Path(__file__).resolve().parents[1] / "solvers" / "adult-grouped.toml"
+    a = dp.OPDisc(1.0, 1e-4, ledger=dp.Ledger()).run(problem, solver=str(profile), seed=4)
+    b = dp.OPDisc(1.0, 1e-4, ledger=dp.Ledger()).run(problem, solver="highs", seed=4)
+    assert a.private and a.oracle_calls[0].certified
+    np.testing.assert_array_equal(a.theta, b.theta)
