@@ -95,20 +95,40 @@ def test_group_tables_give_the_exact_loss_everywhere():
             np.testing.assert_allclose(exact, problem.loss.values(W))
 
 
-def test_adult_structure_is_found_and_solved_like_the_big_m_model():
+def _adult_problem(n: int) -> DiscreteProblem:
     from dpopt.datasets import load_adult
 
-    adult = load_adult("train", balanced=True, n=300, seed=0)
-    grid = IntegerGrid(1, -4, 4, l2_bound=23 ** 0.5)
-    problem = DiscreteProblem(ZeroOneLoss(adult, Variable(23), grid))
-    assert auto_split(adult.X).tolist() == [20, 21, 22]  # age, education-num, hours-per-week
+    adult = load_adult("train", balanced=True, n=n, seed=0)
+    return DiscreteProblem(ZeroOneLoss(adult, Variable(23), IntegerGrid(1, -4, 4, l2_bound=23 ** 0.5)))
+
+
+def _both(problem: DiscreteProblem, eta: np.ndarray):
+    opts = SolveOptions(time_limit=60, threads=1)
+    return (registry.get("highs-grouped").solve_problem(problem.with_eta(eta), opts),
+            registry.get("highs").solve_problem(problem.with_eta(eta), opts))
+
+
+def test_adult_structure_is_found_and_solved_like_the_big_m_model():
+    problem = _adult_problem(150)
+    assert auto_split(problem.loss.data.X).tolist() == [20, 21, 22]  # age, education-num, hours-per-week
     prog = compile_grouped(problem)
-    assert prog.size.groups < 100 and prog.points.shape[0] == 461
+    assert prog.size.groups < 60 and prog.points.shape[0] == 461
+    a, b = _both(problem, np.random.default_rng(0).normal(0.0, 300.0, size=24))
+    assert a.certified and b.certified, a.message
+    np.testing.assert_array_equal(a.solution, b.solution)
+
+
+@pytest.mark.xfail(strict=True, reason="HiGHS 1.14 (mip_feasibility_tolerance 1e-9, seed 0) reports a suboptimal "
+                                       "point of the big-M model as optimal with zero gap; the grouped oracle finds "
+                                       "a point 0.38 better, which the big-M model accepts when k is fixed")
+def test_big_m_highs_agrees_with_the_grouped_oracle_on_a_known_hard_draw():
     eta = np.random.default_rng(0).normal(0.0, 300.0, size=24)
     eta[-1] = -abs(eta[-1])
-    a = registry.get("highs-grouped").solve_problem(problem.with_eta(eta), SolveOptions(time_limit=60, threads=1))
-    b = registry.get("highs").solve_problem(problem.with_eta(eta), SolveOptions(time_limit=60, threads=1))
-    assert a.certified and b.certified, a.message
+    problem = _adult_problem(150)
+    a, b = _both(problem, eta)
+    assert a.certified and b.certified
+    p = problem.with_eta(eta)
+    assert p.objective(a.solution) < p.objective(b.solution) - 0.3  # the grouped point is better: b is wrong
     np.testing.assert_array_equal(a.solution, b.solution)
 
 

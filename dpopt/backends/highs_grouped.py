@@ -23,8 +23,9 @@ Certification rule
 ------------------
 ``solver_certified`` is True exactly when all of the following hold:
 
-1. every point was pruned by an optimal LP bound or finished by HiGHS (status optimal, or
-   infeasible under the cutoff: nothing below the incumbent);
+1. every point was pruned by an optimal LP bound at least 1e-6·max(1, |incumbent|) above
+   the incumbent, or finished by HiGHS (status optimal, or infeasible under the cutoff:
+   nothing below the incumbent);
 2. the gap is closed: incumbent − min_k_S(bound) ≤ 1e-9·max(1, |incumbent|) and below
    the loss resolution (the same rule as :mod:`dpopt.backends.highs`);
 3. dpopt's re-check: w = τk is a grid point, ``DiscreteProblem.objective(w)`` recomputed
@@ -62,6 +63,10 @@ from dpopt.modeling.discrete import DiscreteProblem
 
 #: points whose LP optima seed the local search
 HEURISTIC_POINTS = 10
+#: relative margin above the incumbent an LP bound needs to prune a point without a MIP
+PRUNE_MARGIN = 1e-6
+#: LP tolerances of every solve (tighter than HiGHS's defaults of 1e-7: the LP values prune)
+LP_OPTIONS: dict[str, Any] = {"dual_feasibility_tolerance": 1e-9}
 #: options of ``extra`` this backend reads itself (the rest go to HiGHS)
 OWN_OPTIONS = ("enumerate",)
 
@@ -182,7 +187,7 @@ class HighsGroupedBackend(Backend):
         for i in order:
             if search.finished[i]:
                 continue
-            if search.bounds[i] >= search.incumbent - _tolerance(search.incumbent):
+            if search.bounds[i] >= search.incumbent + _prune_margin(search.incumbent):
                 search.finished[i] = True
                 search.pruned += 1
                 continue
@@ -251,12 +256,13 @@ class HighsGroupedBackend(Backend):
             k = search.best_k
             w = problem.domain.step * k.astype(np.float64)
             obj = problem.objective(w)
+            on_grid = bool(problem.domain.contains(w))
             recheck = {
-                "on_grid": bool(problem.domain.contains(w)),
+                "on_grid": on_grid,
                 "objective": obj,
                 "mismatch": abs(obj - primal),
                 "numpy_loss": problem.loss.value(w),
-                "exact_loss": prog.exact_loss(k),
+                "exact_loss": prog.exact_loss(k) if on_grid else math.nan,
                 "resolution": prog.resolution,
             }
         if search.failure is not None:
@@ -290,8 +296,12 @@ class HighsGroupedBackend(Backend):
         )
 
 
-def _tolerance(value: float) -> float:
-    return GAP_TOLERANCE * max(1.0, abs(value)) if math.isfinite(value) else 0.0
+def _prune_margin(value: float) -> float:
+    """How far above the incumbent an LP bound must be to prune its point.
+
+    The LP value is a lower bound only up to HiGHS's feasibility tolerances; the margin
+    keeps a point whose optimum might tie the incumbent within them in the MIP pass."""
+    return PRUNE_MARGIN * max(1.0, abs(value)) if math.isfinite(value) else 0.0
 
 
 def _expired(deadline: float | None) -> bool:
@@ -305,7 +315,7 @@ def _new_highs(prog: GroupedProgram, options: SolveOptions) -> Any:
     _set_threads(options.threads)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    for key, value in BASE_OPTIONS.items():
+    for key, value in {**BASE_OPTIONS, **LP_OPTIONS}.items():
         h.setOptionValue(key, value)
     h.setOptionValue("threads", int(options.threads) if options.threads is not None else DEFAULT_THREADS)
     h.setOptionValue("random_seed", int(options.seed))
