@@ -40,6 +40,7 @@ import importlib
 import importlib.metadata
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,56 @@ BASE_OPTIONS: dict[str, Any] = {
 }
 
 
+def highspy_version(*also: str) -> str | None:
+    """highspy's version, or None when highspy (or one of the modules ``also``) cannot be imported."""
+    try:
+        for module in ("highspy", *also):
+            importlib.import_module(module)
+    except Exception:  # noqa: BLE001 — any import failure means unusable
+        return None
+    try:
+        return importlib.metadata.version("highspy")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def check_discrete(name: str, problem: Any) -> None:
+    """BackendCapabilityError unless ``problem`` is a DiscreteProblem (what the HiGHS MIP oracles solve)."""
+    if not isinstance(problem, DiscreteProblem):
+        raise BackendCapabilityError(
+            f"backend {name!r} solves discrete problems (DiscreteProblem: 0/1 loss over an IntegerGrid); "
+            f"got {type(problem).__name__}: use a convex backend such as 'clarabel'"
+        )
+
+
+def point_recheck(problem: DiscreteProblem, k: np.ndarray, primal: float,
+                  exact_loss: Callable[[np.ndarray], float], resolution: float) -> dict[str, Any]:
+    """dpopt's re-check of an oracle point w = τk against the solver's value ``primal``."""
+    w = problem.domain.step * np.asarray(k, dtype=np.float64)
+    obj = problem.objective(w)
+    on_grid = bool(problem.domain.contains(w))
+    return {
+        "on_grid": on_grid,
+        "objective": obj,
+        "mismatch": abs(obj - primal),
+        "numpy_loss": problem.loss.value(w),
+        "exact_loss": exact_loss(k) if on_grid else math.nan,
+        "resolution": resolution,
+    }
+
+
+def recheck_notes(recheck: dict[str, Any], failed: bool) -> list[str]:
+    """Readable notes on a :func:`point_recheck` (``failed``: it refused an optimal answer)."""
+    notes = []
+    if failed:
+        notes.append("dpopt re-check failed: the point is off the grid or its numpy objective differs "
+                     "from the solver's value")
+    if recheck and recheck["numpy_loss"] != recheck["exact_loss"]:
+        notes.append("the float 0/1 loss differs from the exact rational one at this point "
+                     "(a margin that is zero in exact arithmetic)")
+    return notes
+
+
 @dataclass
 class HighsPrepared:
     """A compiled problem ready for repeated solves with fresh η."""
@@ -77,7 +128,7 @@ DEFAULT_THREADS = 2
 _scheduler_threads: int | None = None
 
 
-def _set_threads(threads: int | None) -> None:
+def set_threads(threads: int | None) -> None:
     """HiGHS's task scheduler is process-global and refuses a new thread count once
     started ("threads" then makes the next solve fail); reset it when the count changes."""
     global _scheduler_threads
@@ -100,22 +151,10 @@ class HighsBackend(Backend):
 
     def version(self) -> str | None:
         """highspy's version, or None when highspy or pyomo's HiGHS interface is missing."""
-        try:
-            importlib.import_module("highspy")
-            importlib.import_module("pyomo.contrib.solver.solvers.highs")
-        except Exception:  # noqa: BLE001 — any import failure means unusable
-            return None
-        try:
-            return importlib.metadata.version("highspy")
-        except importlib.metadata.PackageNotFoundError:
-            return "unknown"
+        return highspy_version("pyomo.contrib.solver.solvers.highs")
 
     def check(self, problem: Any) -> None:
-        if not isinstance(problem, DiscreteProblem):
-            raise BackendCapabilityError(
-                f"backend 'highs' solves discrete problems (DiscreteProblem: 0/1 loss over an IntegerGrid); "
-                f"got {type(problem).__name__}: use a convex backend such as 'clarabel'"
-            )
+        check_discrete(self.name, problem)
 
     def prepare(self, problem: Any) -> HighsPrepared:
         self.require()
@@ -157,7 +196,7 @@ class HighsBackend(Backend):
         else:
             kw["threads"] = DEFAULT_THREADS
 
-        _set_threads(options.threads)
+        set_threads(options.threads)
         start = time.perf_counter()
         try:
             res = Highs().solve(prog.model, **kw)  # a fresh instance: no state from earlier solves
@@ -199,17 +238,7 @@ class HighsBackend(Backend):
                 k = None
             if k is not None:
                 w = prog.problem.domain.step * k.astype(np.float64)
-                problem = prog.current_problem()
-                obj = problem.objective(w)
-                numpy_loss = problem.loss.value(w)
-                recheck = {
-                    "on_grid": bool(problem.domain.contains(w)),
-                    "objective": obj,
-                    "mismatch": abs(obj - primal),
-                    "numpy_loss": numpy_loss,
-                    "exact_loss": prog.exact_loss(k),
-                    "resolution": prog.resolution,
-                }
+                recheck = point_recheck(prog.current_problem(), k, primal, prog.exact_loss, prog.resolution)
 
         gap_ok = (math.isfinite(gap) and gap <= GAP_TOLERANCE * max(1.0, abs(primal))
                   and gap < prog.resolution)
@@ -218,12 +247,7 @@ class HighsBackend(Backend):
         notes = [f"pyomo.contrib.solver HiGHS, model: {prog.size.summary()}"]
         if status is OracleStatus.OPTIMAL and not gap_ok:
             notes.append("optimal status but the gap is not closed")
-        if status is OracleStatus.OPTIMAL and not recheck_ok:
-            notes.append("dpopt re-check failed: the point is off the grid or its numpy objective differs "
-                         "from the solver's primal bound")
-        if recheck and recheck["numpy_loss"] != recheck["exact_loss"]:
-            notes.append("the float 0/1 loss differs from the exact rational one at this point "
-                         "(a margin that is zero in exact arithmetic)")
+        notes += recheck_notes(recheck, status is OracleStatus.OPTIMAL and not recheck_ok)
         return OracleResult(
             solution=w,
             status=status,

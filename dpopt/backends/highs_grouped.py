@@ -37,8 +37,6 @@ Anything else (time or node limit, an LP or MIP that fails) is not certified: fa
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
 import math
 import time
 from dataclasses import dataclass, field
@@ -52,7 +50,11 @@ from dpopt.backends.highs import (
     DEFAULT_THREADS,
     GAP_TOLERANCE,
     OBJECTIVE_TOLERANCE,
-    _set_threads,
+    check_discrete,
+    highspy_version,
+    point_recheck,
+    recheck_notes,
+    set_threads,
 )
 from dpopt.backends.registry import register
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
@@ -105,21 +107,11 @@ class HighsGroupedBackend(Backend):
                    "exact OPDisc/RSPM/OPSamp oracle, fast on one-hot data such as Adult")
 
     def version(self) -> str | None:
-        try:
-            importlib.import_module("highspy")
-        except Exception:  # noqa: BLE001 — any import failure means unusable
-            return None
-        try:
-            return importlib.metadata.version("highspy")
-        except importlib.metadata.PackageNotFoundError:
-            return "unknown"
+        """highspy's version, or None when highspy is missing."""
+        return highspy_version()
 
     def check(self, problem: Any) -> None:
-        if not isinstance(problem, DiscreteProblem):
-            raise BackendCapabilityError(
-                f"backend 'highs-grouped' solves discrete problems (DiscreteProblem: 0/1 loss over an IntegerGrid); "
-                f"got {type(problem).__name__}: use a convex backend such as 'clarabel'"
-            )
+        check_discrete(self.name, problem)
 
     def prepare(self, problem: Any, enumerate: Any = "auto") -> GroupedPrepared:
         self.require()
@@ -253,18 +245,8 @@ class HighsGroupedBackend(Backend):
         w: np.ndarray | None = None
         recheck: dict[str, Any] = {}
         if search.best_k is not None:
-            k = search.best_k
-            w = problem.domain.step * k.astype(np.float64)
-            obj = problem.objective(w)
-            on_grid = bool(problem.domain.contains(w))
-            recheck = {
-                "on_grid": on_grid,
-                "objective": obj,
-                "mismatch": abs(obj - primal),
-                "numpy_loss": problem.loss.value(w),
-                "exact_loss": prog.exact_loss(k) if on_grid else math.nan,
-                "resolution": prog.resolution,
-            }
+            w = problem.domain.step * search.best_k.astype(np.float64)
+            recheck = point_recheck(problem, search.best_k, primal, prog.exact_loss, prog.resolution)
         if search.failure is not None:
             status = OracleStatus.ERROR
         elif search.limit is not None:
@@ -279,12 +261,7 @@ class HighsGroupedBackend(Backend):
         certified = status is OracleStatus.OPTIMAL and gap_ok and recheck_ok
         notes = [f"highspy (grouped): {prog.size.summary()}; {search.mips} point MIPs solved, "
                  f"{search.pruned} points pruned by bounds"]
-        if status is OracleStatus.OPTIMAL and not recheck_ok:
-            notes.append("dpopt re-check failed: the point is off the grid or its numpy objective differs "
-                         "from the search's value")
-        if recheck and recheck["numpy_loss"] != recheck["exact_loss"]:
-            notes.append("the float 0/1 loss differs from the exact rational one at this point "
-                         "(a margin that is zero in exact arithmetic)")
+        notes += recheck_notes(recheck, status is OracleStatus.OPTIMAL and not recheck_ok)
         if search.failure is not None:
             notes.append(f"a point MIP ended with HiGHS status {search.failure!r}")
         return OracleResult(
@@ -312,7 +289,7 @@ def _new_highs(prog: GroupedProgram, options: SolveOptions) -> Any:
     """A fresh HiGHS instance holding the per-point MIP's structure (zero costs)."""
     import highspy
 
-    _set_threads(options.threads)
+    set_threads(options.threads)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     for key, value in {**BASE_OPTIONS, **LP_OPTIONS}.items():
