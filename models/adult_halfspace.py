@@ -14,7 +14,7 @@ many negatives, n = 15,682), the 23-feature encoding, a classifier w on the grid
 can certify within the time limit; an oracle that does not certify releases
 nothing (exit code 3 from ``dpopt solve``).  ``highs-grouped`` (numeric columns
 enumerated, rows grouped by their one-hot pattern) certifies the full n = 15,682 in
-about a minute or two per oracle call on 2 cores; the big-M ``highs`` and ``cpsat``
+about 10 s (median; minutes for hard draws) per oracle call on 2 cores; the big-M ``highs`` and ``cpsat``
 oracles certify up to n ≈ 500–1000.
 
 Parameters

@@ -22,7 +22,7 @@ def test_naive_model_counts_every_row() -> None:
 
 
 def test_main_runs_grouped_fast_and_naive(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--ns", "200", "--draws", "1", "--time-limit", "30", "--quiet"]) == 0
+    assert main(["--ns", "200", "--draws", "1", "--time-limit", "30", "--baseline-ns", "200", "--quiet"]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.strip().startswith("200 ")]
     assert sorted(r[1] for r in rows) == ["fast", "grouped", "naive"]
