@@ -157,23 +157,22 @@ class HighsGroupedBackend(Backend):
         h = _new_highs(prog, options)
         search = _Search(problem=problem, bounds=np.full(prog.points.shape[0], -np.inf),
                          finished=np.zeros(prog.points.shape[0], dtype=bool))
-        consts = np.zeros(prog.points.shape[0])
         h.setOptionValue("solve_relaxation", True)
         lp_solutions: dict[int, np.ndarray] = {}
         for i, ks in enumerate(prog.points):
             if _expired(deadline):
                 search.limit = "time"
                 return search
-            consts[i] = _load_point(h, prog, problem, ks)
+            const = _load_point(h, prog, problem, ks)
             h.run()
             status = h.getModelStatus()
             if status == highspy.HighsModelStatus.kOptimal:
-                search.bounds[i] = h.getInfo().objective_function_value + consts[i]
+                search.bounds[i] = h.getInfo().objective_function_value + const
                 lp_solutions[i] = np.asarray(h.getSolution().col_value)
             elif status == highspy.HighsModelStatus.kInfeasible:
                 search.bounds[i], search.finished[i] = math.inf, True
         order = np.argsort(search.bounds, kind="stable")
-        self._incumbent(prog, problem, search, order, lp_solutions, consts)
+        self._incumbent(prog, problem, search, order, lp_solutions)
         lp_solutions.clear()
         h.setOptionValue("solve_relaxation", False)
         for i in order:
@@ -192,7 +191,8 @@ class HighsGroupedBackend(Backend):
         return search
 
     def _incumbent(self, prog: GroupedProgram, problem: DiscreteProblem, search: _Search, order: np.ndarray,
-                   lp_solutions: dict[int, np.ndarray], consts: np.ndarray) -> None:
+                   lp_solutions: dict[int, np.ndarray]) -> None:
+        """Local search from the rounded LP optima of the points with the smallest bounds."""
         for i in order[:HEURISTIC_POINTS]:
             if int(i) not in lp_solutions:
                 continue
@@ -206,6 +206,7 @@ class HighsGroupedBackend(Backend):
 
     def _solve_point(self, h: Any, prog: GroupedProgram, problem: DiscreteProblem, search: _Search, i: int,
                      deadline: float | None, options: SolveOptions) -> None:
+        """Branch and cut on point ``i`` with the incumbent as cutoff; updates ``search``."""
         import highspy
 
         ks = prog.points[i]
