@@ -118,18 +118,20 @@ def test_adult_structure_is_found_and_solved_like_the_big_m_model():
     np.testing.assert_array_equal(a.solution, b.solution)
 
 
-@pytest.mark.xfail(strict=True, reason="HiGHS 1.14 (mip_feasibility_tolerance 1e-9, seed 0) reports a suboptimal "
-                                       "point of the big-M model as optimal with zero gap; the grouped oracle finds "
-                                       "a point 0.38 better, which the big-M model accepts when k is fixed")
-def test_big_m_highs_agrees_with_the_grouped_oracle_on_a_known_hard_draw():
+def test_grouped_oracle_is_never_worse_than_the_big_m_one_on_a_known_hard_draw():
+    """On this draw HiGHS 1.14 (``highs``: mip_feasibility_tolerance 1e-9, seed 0, one thread) reports a
+    big-M answer as optimal with zero gap, yet the grouped oracle's point is 0.38 better, and the big-M
+    model accepts that point when k is fixed to it: a HiGHS wrong optimum (a fail-open of the big-M
+    oracle on rare draws; see the issue-3 note).  Whatever HiGHS does, the grouped answer must be at
+    least as good."""
     eta = np.random.default_rng(0).normal(0.0, 300.0, size=24)
     eta[-1] = -abs(eta[-1])
     problem = _adult_problem(150)
     a, b = _both(problem, eta)
-    assert a.certified and b.certified
+    assert a.certified
     p = problem.with_eta(eta)
-    assert p.objective(a.solution) < p.objective(b.solution) - 0.3  # the grouped point is better: b is wrong
-    np.testing.assert_array_equal(a.solution, b.solution)
+    assert p.objective(a.solution) <= p.objective(b.solution) + 1e-9
+    print(f"big-M minus grouped objective on the hard draw: {p.objective(b.solution) - p.objective(a.solution):.4f}")
 
 
 def test_time_limit_fails_closed_with_the_bounds():
