@@ -28,6 +28,8 @@ Outputs: a table, runs.csv / summary.json / table.txt and ``figure1.png`` in ``-
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import math
 import platform
 import statistics
@@ -261,6 +263,31 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_runs(folder: Path) -> list[Run]:
+    """The runs a previous ``--out`` folder holds (its runs.csv)."""
+    with (folder / "runs.csv").open(newline="") as fh:
+        return [Run(mechanism=r["mechanism"], epsilon=float(r["epsilon"]), seed=int(r["seed"]),
+                    certified=r["certified"] == "True", train_acc=float(r["train_acc"]),
+                    test_acc=float(r["test_acc"]), oracle_s=float(r["oracle_s"]), wall_s=float(r["wall_s"]),
+                    noise=r["noise"]) for r in csv.DictReader(fh)]
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """One table and plot from the runs of earlier ``--out`` folders (e.g. one run per ε)."""
+    runs = [r for folder in args.merge for r in read_runs(folder)]
+    args.epsilons = sorted({r.epsilon for r in runs})
+    args.mechanisms = [m for m in MECHANISMS if any(r.mechanism == m for r in runs)]
+    first = json.loads((args.merge[0] / "summary.json").read_text())
+    summary = summarize(runs, args, {"nonprivate": first.get("nonprivate", {}), "merged_from": [str(f) for f in args.merge]})
+    text = render(summary)
+    print(text)
+    if args.out is not None:
+        write_outputs(args.out, Run, runs, summary, text)
+        plot(runs, summary, args.out / "figure1.png")
+        print(f"\nwrote {args.out / 'runs.csv'}, summary.json, table.txt, figure1.png")
+    return 0
+
+
 def _list(kind: Callable[[str], Any], what: str) -> Callable[[str], list[Any]]:
     def parse(text: str) -> list[Any]:
         try:
@@ -288,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", type=Path, default=None, help="write runs.csv, summary.json, table.txt, figure1.png here")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--merge", type=Path, nargs="+", default=None, metavar="DIR",
+                   help="run nothing: merge the runs.csv of earlier --out folders (same --n and --solver) "
+                        "into one table and plot")
     return p
 
 
@@ -312,6 +342,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if b not in dp.backend_names():
             print(f"error: unknown backend {b!r}; registered: {', '.join(dp.backend_names())}", file=sys.stderr)
             return 2
+    if args.merge is not None:
+        missing = [str(f) for f in args.merge if not (f / "runs.csv").is_file() or not (f / "summary.json").is_file()]
+        if missing:
+            print(f"error: no runs.csv and summary.json in {', '.join(missing)}", file=sys.stderr)
+            return 2
+        return _merge(args)
     return _run(args)
 
 
