@@ -269,9 +269,8 @@ def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "
     prog_rows = _constraint_rows(patterns, cmin, cmax, t_values, klow, khigh)
     n_cols = int(C.size * (khigh - klow + 1) + (cmax - cmin + 1).sum() + t_values.size)
     if n_cols > MAX_COLUMNS:
-        raise ModelError(f"the grouped MIP would have {n_cols} binaries (more than {MAX_COLUMNS}): "
-                         "too many distinct row patterns over the grouped columns; enumerate fewer columns "
-                         "or use solver 'highs'")
+        raise ModelError(f"the grouped MIP would have more than {MAX_COLUMNS} binaries: too many distinct row "
+                         "patterns over the grouped columns; enumerate other columns or use solver 'highs'")
     size = GroupedSize(points=int(points.shape[0]), groups=int(patterns.shape[0]), rows=int(urows.shape[0]),
                        columns=n_cols, constraints=int(prog_rows.rhs.size))
     return GroupedProgram(
@@ -300,14 +299,14 @@ def _split(X: np.ndarray, enumerate: str | Sequence[int], d: int) -> np.ndarray:
 def _enumerated_points(size: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
     count = (khigh - klow + 1) ** size
     if count > MAX_POINTS * 16:
-        raise ModelError(f"enumerating {size} columns gives up to {count} grid points (more than {MAX_POINTS}); "
+        raise ModelError(f"enumerating {size} columns gives more than {MAX_POINTS} grid points; "
                          "enumerate fewer columns (option 'enumerate') or use solver 'highs'")
     pts = np.array(list(itertools.product(range(klow, khigh + 1), repeat=size)), dtype=np.int64)
     pts = pts.reshape(max(pts.shape[0], 1) if size == 0 else -1, size)
     pts = pts[(pts * pts).sum(axis=1) <= tmax]
     if pts.shape[0] > MAX_POINTS:
-        raise ModelError(f"the enumerated columns have {pts.shape[0]} grid points in the ℓ2 ball (more than "
-                         f"{MAX_POINTS}); enumerate fewer columns (option 'enumerate') or use solver 'highs'")
+        raise ModelError(f"the enumerated columns have more than {MAX_POINTS} grid points in the ℓ2 ball; "
+                         "enumerate fewer columns (option 'enumerate') or use solver 'highs'")
     if pts.shape[0] == 0:
         raise ModelError("the grid has no point inside the ℓ2 bound")
     return pts
