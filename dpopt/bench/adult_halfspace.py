@@ -253,14 +253,7 @@ def _run(args: argparse.Namespace) -> int:
                 progress(f"[{NAME}] {name} ε={eps:g} run {seed + 1}/{args.runs}")
                 runs.append(run_one(name, probs[name], eps, delta, seed, args, train, test))
     extra = {"nonprivate": _nonprivate(probs["LR"], train, test, args.lr_solver)}
-    summary = summarize(runs, args, extra)
-    text = render(summary)
-    print(text)
-    if args.out is not None:
-        write_outputs(args.out, Run, runs, summary, text)
-        plot(runs, summary, args.out / "figure1.png")
-        print(f"\nwrote {args.out / 'runs.csv'}, summary.json, table.txt, figure1.png")
-    return 0
+    return _report(runs, args, extra)
 
 
 def read_runs(folder: Path) -> list[Run]:
@@ -278,7 +271,12 @@ def _merge(args: argparse.Namespace) -> int:
     args.epsilons = sorted({r.epsilon for r in runs})
     args.mechanisms = [m for m in MECHANISMS if any(r.mechanism == m for r in runs)]
     first = json.loads((args.merge[0] / "summary.json").read_text())
-    summary = summarize(runs, args, {"nonprivate": first.get("nonprivate", {}), "merged_from": [str(f) for f in args.merge]})
+    return _report(runs, args, {"nonprivate": first.get("nonprivate", {}), "merged_from": [str(f) for f in args.merge]})
+
+
+def _report(runs: list[Run], args: argparse.Namespace, extra: dict[str, Any]) -> int:
+    """Summarize, print, and (with ``--out``) write runs.csv, summary.json, table.txt and figure1.png."""
+    summary = summarize(runs, args, extra)
     text = render(summary)
     print(text)
     if args.out is not None:
