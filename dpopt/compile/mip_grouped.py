@@ -50,6 +50,7 @@ when the enumerated grid exceeds ``MAX_POINTS`` (the same caveat as the rational
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -126,11 +127,11 @@ class GroupedProgram:
     size: GroupedSize = field(repr=False)
 
     # ---- column layout ------------------------------------------------------------
-    @property
+    @functools.cached_property
     def levels(self) -> np.ndarray:
         return np.arange(self.problem.domain.klow, self.problem.domain.khigh + 1, dtype=np.int64)
 
-    @property
+    @functools.cached_property
     def offsets(self) -> np.ndarray:
         """Start of each group's v block inside the v columns (length G + 1)."""
         return np.concatenate([[0], np.cumsum(self.cmax - self.cmin + 1)]).astype(np.int64)
