@@ -43,3 +43,6 @@ __all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]
 from dpopt.mechanisms import DualFrankWolfe, SubmodularOutputPerturbation  # noqa: E402
 
 __all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]
+from dpopt.mechanisms.release import Diagnostics, OracleCall  # noqa: E402
+
+__all__ += ["Diagnostics", "OracleCall"]

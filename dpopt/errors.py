@@ -54,16 +54,22 @@ class BudgetExceededError(DpoptError, RuntimeError):
 
 
 class UncertifiedOracleError(DpoptError, RuntimeError):
-    """An oracle call was not certified; nothing is released.
+    """An oracle call was not certified; nothing is released, the budget is spent.
+
+    The message says what failed and how to fix it, never a number computed from the
+    data.  Whether a run ends here can itself depend on the data, so such a run is not
+    covered by the privacy guarantee unless the mechanism says otherwise (private runs
+    of dpopt's mechanisms end here only on an opted-in time limit or a solver failure).
 
     Parameters
     ----------
     message : str
         What happened and what to do about it.
-    certificate : Any
-        The certificate summary (``OracleResult`` objects or their summaries).
+    diagnostics : Diagnostics, optional
+        The solver diagnostics (**not private**): attached only when the run was asked
+        for them (``keep_diagnostics=True``), else None.
     """
 
-    def __init__(self, message: str, certificate: Any = None) -> None:
+    def __init__(self, message: str, diagnostics: Any = None) -> None:
         super().__init__(message)
-        self.certificate = certificate
+        self.diagnostics = diagnostics

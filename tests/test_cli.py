@@ -41,7 +41,8 @@ def test_solve_writes_release_json(capsys: pytest.CaptureFixture[str], tmp_path:
     assert code == 0, err
     assert "Release from ObjectivePerturbation" in out
     assert "(1, 1e-06)-DP" in out
-    assert "certified" in out and "NOT certified" not in out
+    assert "accepted" in out and "NOT accepted" not in out
+    assert "wall time" not in out + err and "primal_bound" not in out + err  # public output only
     assert "test_accuracy" in out  # the script's evaluate(release)
     data = json.loads(out_json.read_text())
     assert len(data["theta"]) == 23
@@ -151,17 +152,29 @@ def test_ridge_model_with_clarabel_profile(capsys: pytest.CaptureFixture[str]) -
     assert "test_mse" in out
 
 
-def test_uncertified_run_exits_3(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    out_json = tmp_path / "never.json"
+def test_a_convex_run_releases_even_when_its_solver_is_stopped(capsys: pytest.CaptureFixture[str]) -> None:
+    """No success bit: the accelerator's time limit cannot stop a convex mechanism (the fallback answers)."""
     code, out, err = run(capsys, "solve", LOGREG, *SMALL, "--solver", "scipy", "--time-limit", "1e-6",
+                         "--seed", "0")
+    assert code == 0, err
+    code2, out2, _ = run(capsys, "solve", LOGREG, *SMALL, "--solver", "scipy", "--seed", "0")
+    assert code2 == 0 and out.splitlines()[2:-3] == out2.splitlines()[2:-3]
+
+
+def test_discrete_run_stopped_by_its_time_limit_exits_3_and_says_it_is_not_private(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_json = tmp_path / "never.json"
+    model = REPO / "models" / "adult_halfspace.py"
+    code, out, err = run(capsys, "solve", model, "--set", "n=400", "--solver", "highs", "--time-limit", "0.001",
                          "--seed", "0", "--json", out_json)
     assert code == 3
-    text = out + err
-    assert "NOT certified" in text
-    assert "status=limit" in text  # the certificate summary: status, limit, residual
-    assert "limit=time" in text
-    assert "nothing is released" in text
+    assert "nothing is released" in err and "limit" in err
+    assert "NOT private" in err
+    assert "primal_bound" not in out + err and "gap" not in out + err  # no data-dependent numbers
     assert not out_json.exists()
+    code, out, err = run(capsys, "solve", model, "--set", "n=400", "--solver", "highs", "--time-limit", "0.001",
+                         "--seed", "0", "--diagnostics")
+    assert code == 3 and "NOT PRIVATE" in err and "status=limit" in err
 
 
 def test_bad_time_limit(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,7 +24,7 @@ def _instance(rng: np.random.Generator, idx: int, kind: str) -> DiscreteProblem:
     n = int(rng.integers(8, 25))
     X = rng.integers(-4, 5, size=(n, d)) / 4.0
     y = rng.choice([-1.0, 1.0], size=n)
-    data = dp.Dataset(X, y, x_bound=float(np.linalg.norm(X, axis=1).max()) + 1.0)
+    data = dp.Dataset(X, y, schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/4")))
     loss = dp.ZeroOneLoss(data, dp.Variable(d), GRIDS[idx % len(GRIDS)])
     return DiscreteProblem(loss, kind=kind)  # type: ignore[arg-type]
 
@@ -55,7 +55,7 @@ def test_mip_argmin_equals_enumeration(name: str, kind: str) -> None:
 
 def test_perturbation_values_follow_the_kind() -> None:
     grid = dp.IntegerGrid(1.0, -1, 1)
-    data = dp.Dataset(np.array([[1.0, 0.0]]), np.array([1.0]), x_bound=1.0)
+    data = dp.Dataset(np.array([[1.0, 0.0]]), np.array([1.0]), schema=dp.Schema.uniform(2, dp.Numeric(-1, 1, grid="1/4")))
     base = DiscreteProblem(dp.ZeroOneLoss(data, dp.Variable(2), grid))
     W = np.array([[-1.0, 0.0], [1.0, 1.0]])
     lin = base.with_kind("linear", np.array([2.0, 3.0]))

@@ -16,6 +16,7 @@ from dpopt.errors import BackendCapabilityError, UncertifiedOracleError  # noqa:
 from dpopt.modeling.dataset import Dataset  # noqa: E402
 from dpopt.modeling.discrete import DiscreteProblem, brute_force  # noqa: E402
 from dpopt.modeling.domains import IntegerGrid  # noqa: E402
+from dpopt.modeling.schema import Binary, Numeric, Schema  # noqa: E402
 from dpopt.modeling.variable import Variable  # noqa: E402
 from dpopt.modeling.zero_one import ZeroOneLoss  # noqa: E402
 
@@ -39,7 +40,8 @@ def _instance(rng: np.random.Generator, idx: int) -> DiscreteProblem:
     X[1], y[1] = X[0], -y[0]  # identical x, opposite label
     X[2] = 0.0  # a row on every hyperplane
     weights = None if idx % 2 == 0 else rng.integers(0, 4, size=n).astype(float)  # zero weights too
-    data = Dataset(X, y, x_bound=float(np.linalg.norm(X, axis=1).max()) + 1.0)
+    schema = Schema([(f"x{j}", Binary() if j < binary else Numeric(-1, 1, grid="1/4")) for j in range(3)])
+    data = Dataset(X, y, schema=schema)
     return DiscreteProblem(ZeroOneLoss(data, Variable(3), GRIDS[idx % len(GRIDS)], weights=weights))
 
 
@@ -110,7 +112,7 @@ def _both(problem: DiscreteProblem, eta: np.ndarray):
 
 def test_adult_structure_is_found_and_solved_like_the_big_m_model():
     problem = _adult_problem(150)
-    assert auto_split(problem.loss.data.X).tolist() == [20, 21, 22]  # age, education-num, hours-per-week
+    assert auto_split(problem.loss.data.schema).tolist() == [20, 21, 22]  # age, education-num, hours-per-week
     prog = compile_grouped(problem)
     assert prog.size.groups < 60 and prog.points.shape[0] == 461
     a, b = _both(problem, np.random.default_rng(0).normal(0.0, 300.0, size=24))

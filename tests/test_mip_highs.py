@@ -19,6 +19,7 @@ from dpopt.errors import BackendCapabilityError, ModelError  # noqa: E402
 from dpopt.modeling.dataset import Dataset  # noqa: E402
 from dpopt.modeling.discrete import DiscreteProblem, brute_force  # noqa: E402
 from dpopt.modeling.domains import IntegerGrid  # noqa: E402
+from dpopt.modeling.schema import Numeric, Schema  # noqa: E402
 from dpopt.modeling.variable import Variable  # noqa: E402
 from dpopt.modeling.zero_one import ZeroOneLoss  # noqa: E402
 
@@ -26,8 +27,10 @@ FAST = SolveOptions(time_limit=20, threads=1, seed=0)
 
 
 def _problem(X: np.ndarray, y: np.ndarray, grid: IntegerGrid, weights: np.ndarray | None = None,
-             eta: np.ndarray | None = None) -> DiscreteProblem:
-    data = Dataset(X, y, x_bound=float(np.linalg.norm(X, axis=1).max()) + 1.0)
+             eta: np.ndarray | None = None, schema: Schema | None = None) -> DiscreteProblem:
+    """Features declared as multiples of 1/4 in [−1, 1] unless ``schema`` says otherwise."""
+    schema = schema or Schema.uniform(X.shape[1], Numeric(-1, 1, grid="1/4"))
+    data = Dataset(X, y, schema=schema)
     return DiscreteProblem(ZeroOneLoss(data, Variable(X.shape[1]), grid, weights=weights), eta=eta)
 
 
@@ -161,19 +164,24 @@ def test_time_limit_is_reported_and_not_certified():
     assert "NOT certified" in res.summary()
 
 
-def test_irrational_looking_features_are_refused():
-    X = np.array([[np.sqrt(2.0) / 3.0, 0.5], [0.25, -1.0]])
-    problem = _problem(X, np.array([1.0, -1.0]), IntegerGrid(1.0, -1, 1))
-    with pytest.raises(ModelError, match="strict inequality"):
-        compile_pyomo(problem)
-    with pytest.raises(ModelError, match="strict inequality"):
-        HighsBackend().prepare(problem)
+def test_features_off_the_declared_grid_are_mapped_not_refused():
+    # the old compiler refused √2/3 ("not a small-denominator rational"): a data-dependent refusal
+    X = np.array([[np.sqrt(2.0) / 3.0, 0.5], [0.25, -1.0], [1.7, -0.3]])
+    problem = _problem(X, np.array([1.0, -1.0, 1.0]), IntegerGrid(1.0, -1, 1), eta=np.array([0.3, -0.2, 0.1]))
+    np.testing.assert_array_equal(problem.loss.data.X, [[0.5, 0.5], [0.25, -1.0], [1.0, -0.25]])
+    prog = compile_pyomo(problem)
+    assert prog.scale == 4
+    res = HighsBackend().solve_problem(problem, FAST)
+    assert res.certified
+    np.testing.assert_array_equal(res.solution, brute_force(problem)[0])
 
 
-def test_common_denominator_too_large_is_refused():
-    X = np.array([[1 / 999_983, 0.0], [0.0, 1 / 999_979]])  # two large primes: lcm > 10^6
-    with pytest.raises(ModelError, match="strict inequality"):
-        compile_pyomo(_problem(X, np.array([1.0, -1.0]), IntegerGrid(1.0, -1, 1)))
+def test_coefficient_limit_is_decided_by_the_declaration_alone():
+    # two large prime denominators: s = 999983·999979 > MAX_COEFFICIENT, whatever the values
+    schema = Schema([("a", Numeric(0, 1, grid="1/999983")), ("b", Numeric(0, 1, grid="1/999979"))])
+    for X in (np.zeros((2, 2)), np.array([[1 / 999_983, 0.0], [0.0, 1 / 999_979]])):
+        with pytest.raises(ModelError, match="declared schema"):
+            compile_pyomo(_problem(X, np.array([1.0, -1.0]), IntegerGrid(1.0, -1, 1), schema=schema))
 
 
 def test_adult_scale_and_formulation_size():

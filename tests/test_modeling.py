@@ -41,8 +41,9 @@ def test_rows_outside_bound_are_refused_or_clipped_never_rebounded():
     secret = 123.456
     X = np.array([[secret, 0.0], [0.1, 0.2]])
     with pytest.raises(DataError) as e:
-        dp.Dataset(X, [1.0, -1.0], x_bound=1.0)
+        dp.Dataset(X, [1.0, -1.0], x_bound=1.0, clip=False)
     assert "123" not in str(e.value)
+    assert np.linalg.norm(dp.Dataset(X, [1.0, -1.0], x_bound=1.0).X[0]) == pytest.approx(1.0)  # the default maps
     d = dp.Dataset(X, [1.0, -1.0], x_bound=1.0, clip=True)
     assert np.linalg.norm(d.X[0]) == pytest.approx(1.0)
     assert np.allclose(d.X[1], [0.1, 0.2])  # inside rows untouched
@@ -52,7 +53,7 @@ def test_rows_outside_bound_are_refused_or_clipped_never_rebounded():
     dy = dp.Dataset(np.zeros((2, 1)), [5.0, -0.2], x_bound=1.0, y_bound=1.0, clip=True)
     assert list(dy.y) == [1.0, -0.2]
     with pytest.raises(DataError):
-        dp.Dataset(np.zeros((2, 1)), [5.0, -0.2], x_bound=1.0, y_bound=1.0)
+        dp.Dataset(np.zeros((2, 1)), [5.0, -0.2], x_bound=1.0, y_bound=1.0, clip=False)
 
 
 def test_dataset_is_immutable_and_neighbours_share_bounds():

@@ -16,7 +16,7 @@ from dpopt.testing import audit
 def _pair():
     X = np.zeros((5, 1))
     X[-1] = 1.0
-    d0 = dp.Dataset(X, np.ones(5), x_bound=1.0)
+    d0 = dp.Dataset(X, np.ones(5), x_bound=1.0, schema=dp.Schema.uniform(1, dp.Numeric(-1, 1, grid="1/2")))
     return d0, d0.replace_row(4, [1.0], -1.0)
 
 
@@ -68,17 +68,22 @@ def test_uncertified_oracle_fails_closed(monkeypatch):
 
     real = BruteForceBackend.solve
 
-    def tie(self, prepared, b, options):  # a solver that reports it could not certify
+    def tie(self, prepared, b, options):  # a solver that stops on a limit without a proof
+        import math
         from dataclasses import replace
 
-        return replace(real(self, prepared, b, options), solver_certified=False, certified=False)
+        from dpopt.backends.result import OracleStatus
+
+        return replace(real(self, prepared, b, options), status=OracleStatus.LIMIT, limit="time",
+                       solver_certified=False, certified=False, dual_bound=-math.inf)
 
     monkeypatch.setattr(BruteForceBackend, "solve", tie)
     ledger = dp.Ledger()
     d0, _ = _pair()
-    with pytest.raises(UncertifiedOracleError):
-        dp.OPDisc(1.0, 1e-3, ledger=ledger).run(_problem(d0), solver="bruteforce", seed=0)
+    with pytest.raises(UncertifiedOracleError) as e:
+        dp.OPDisc(1.0, 1e-3, ledger=ledger).run(_problem(d0), solver="bruteforce", seed=0, time_limit=10)
     assert ledger.spent == (1.0, 1e-3) and not ledger.charges[0].released
+    assert "limit" in str(e.value) and "not covered" in str(e.value) and e.value.diagnostics is None
 
 
 def _runner(scale=1.0):
@@ -166,7 +171,7 @@ def _shift_coupling_failures(mechanism: dp.OPDisc, trials: int, seed: int) -> in
         a_d = math.sqrt(d + 1) + math.sqrt(2 * math.log(1 / mechanism.delta))  # opdisc_sigma's a
         n = int(rng.integers(3, 8))
         X = rng.integers(-2, 3, size=(n, d)) / 2.0
-        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0)
+        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0, schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
         d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
         p0, p1 = _problem(d0), _problem(d1)
         shift = mechanism.sigma(p0.with_kind("normalized")) * (math.sqrt(a_d**2 + 2 * mechanism.epsilon) - a_d)

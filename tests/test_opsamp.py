@@ -18,7 +18,7 @@ GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
 def _pair():
     X = np.zeros((5, 1))
     X[-1] = 1.0
-    d0 = dp.Dataset(X, np.ones(5), x_bound=1.0)
+    d0 = dp.Dataset(X, np.ones(5), x_bound=1.0, schema=dp.Schema.uniform(1, dp.Numeric(-1, 1, grid="1/2")))
     return d0, d0.replace_row(4, [1.0], -1.0)
 
 
@@ -29,7 +29,8 @@ def _problem(data, grid=GRID):
 def test_plan_uses_the_corrected_constants():
     rng = np.random.default_rng(0)
     X = rng.integers(-2, 3, size=(400, 3)) / 2.0
-    data = dp.Dataset(X, rng.choice([-1.0, 1.0], size=400), x_bound=3.0, x_norm=2)
+    data = dp.Dataset(X, rng.choice([-1.0, 1.0], size=400), x_bound=3.0, x_norm=2,
+                      schema=dp.Schema.uniform(3, dp.Numeric(-1, 1, grid="1/2")))
     problem = _problem(data, dp.IntegerGrid(1, -4, 4, l2_bound=5.0)).with_kind("linear")
     d_inf, d2, d1 = grid_diameters(problem)
     assert (d_inf, d2, d1) == (8.0, 10.0, min(24.0, math.sqrt(3) * 10.0))
@@ -44,7 +45,7 @@ def test_plan_uses_the_corrected_constants():
     g0 = min(1.0, math.sqrt(1 / 400) * 3**1.25 * math.sqrt(d2))
     assert default.calls == math.ceil(math.log(12 / 1e-6) / (2 * g0 * g0))
     # α enters λ as α/(10G) (below the cap)
-    small = dp.OPSamp(1.0, 1e-6, calls=5000, rate=1e-7)
+    small = dp.OPSamp(1.0, 1e-6, calls=5000, rate=1e-7, alpha=0.0)
     assert small.plan(problem).sensitivity < d1
     with_alpha = dp.OPSamp(1.0, 1e-6, calls=5000, rate=1e-7, alpha=2.0, max_calls=10**5).plan(problem)
     assert with_alpha.sensitivity - small.plan(problem).sensitivity == pytest.approx(0.2)
@@ -67,10 +68,11 @@ def test_bad_input():
 
 def test_release_averages_the_calls_and_is_reproducible():
     d0, _ = _pair()
-    r1 = dp.OPSamp(2.0, 1e-3, calls=4, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=1)
+    r1 = dp.OPSamp(2.0, 1e-3, calls=4, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=1,
+                                                                 keep_diagnostics=True)
     r2 = dp.OPSamp(2.0, 1e-3, calls=4, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=1)
     assert np.array_equal(r1.theta, r2.theta) and r1.private and len(r1.oracle_calls) == 4
-    avg = np.mean([c.solution for c in r1.oracle_calls], axis=0)
+    avg = np.mean([c.solution for c in r1.diagnostics.oracle_results], axis=0)
     assert np.all(np.abs(r1.theta - avg) > 0)  # Laplace output noise was added
 
 
@@ -91,11 +93,12 @@ def _with_gap(monkeypatch, gap):
 def test_alpha_approximate_answers_are_accepted_within_alpha_only(monkeypatch):
     d0, _ = _pair()
     _with_gap(monkeypatch, 0.05)
-    r = dp.OPSamp(1.0, 1e-3, calls=3, alpha=0.1, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=0)
-    assert r.private and all(c.recheck["accepted"] for c in r.oracle_calls)
+    r = dp.OPSamp(1.0, 1e-3, calls=3, alpha=0.1, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=0,
+                                                                          keep_diagnostics=True)
+    assert r.private and all(c.recheck["accepted"] for c in r.diagnostics.oracle_results)
     ledger = dp.Ledger()
     with pytest.raises(UncertifiedOracleError):  # exact mode refuses the same answers
-        dp.OPSamp(1.0, 1e-3, calls=3, ledger=ledger).run(_problem(d0), solver="bruteforce", seed=0)
+        dp.OPSamp(1.0, 1e-3, calls=3, alpha=0.0, ledger=ledger).run(_problem(d0), solver="bruteforce", seed=0)
     assert ledger.spent == (1.0, 1e-3) and not ledger.charges[0].released
     _with_gap(monkeypatch, 0.5)
     with pytest.raises(UncertifiedOracleError):
@@ -137,7 +140,7 @@ def test_opsamp_through_a_mip_backend_matches_enumeration(name):
         pytest.skip(f"{name}: highspy not installed")
     rng = np.random.default_rng(2)
     X = rng.integers(-4, 5, size=(20, 2)) / 4.0
-    data = dp.Dataset(X, rng.choice([-1.0, 1.0], size=20), x_bound=2.0)
+    data = dp.Dataset(X, rng.choice([-1.0, 1.0], size=20), x_bound=2.0, schema=dp.Schema.uniform(2, dp.Numeric(-1, 1, grid="1/4")))
     problem = _problem(data, dp.IntegerGrid(1, -2, 2))
     for s in range(3):
         a = dp.OPSamp(1.0, 1e-3, calls=4, rate=0.5, ledger=dp.Ledger()).run(problem, solver=name, seed=s, threads=1)

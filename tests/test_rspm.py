@@ -23,7 +23,7 @@ GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
 def _pair():
     X = np.zeros((5, 1))
     X[-1] = 1.0
-    d0 = dp.Dataset(X, np.ones(5), x_bound=1.0)
+    d0 = dp.Dataset(X, np.ones(5), x_bound=1.0, schema=dp.Schema.uniform(1, dp.Numeric(-1, 1, grid="1/2")))
     return d0, d0.replace_row(4, [1.0], -1.0)
 
 
@@ -36,7 +36,7 @@ def test_threshold_functions_separate_every_pair_of_grid_points():
     W = grid.enumerate(2)
     k = np.rint(W / grid.step).astype(int)
     thresholds = [(j, t) for j in range(2) for t in range(grid.klow + 1, grid.khigh + 1)]
-    assert len(thresholds) == separator_count(_problem(dp.Dataset(np.zeros((1, 2)), np.ones(1), x_bound=1.0), grid))
+    assert len(thresholds) == separator_count(_problem(dp.Dataset(np.zeros((1, 2)), np.ones(1), schema=dp.Schema.uniform(2, dp.Numeric(-1, 1, grid="1/2"))), grid))
     for a, b in itertools.combinations(range(len(W)), 2):
         assert any((k[a, j] >= t) != (k[b, j] >= t) for j, t in thresholds)
 
@@ -99,9 +99,12 @@ def test_release_is_reproducible_and_uncertified_fails_closed(monkeypatch):
 
     from dpopt.backends.bruteforce import BruteForceBackend
 
+    import math
+
     real = BruteForceBackend.solve
-    monkeypatch.setattr(BruteForceBackend, "solve",
-                        lambda self, p, b, o: replace(real(self, p, b, o), solver_certified=False, certified=False))
+    monkeypatch.setattr(BruteForceBackend, "solve",  # an answer without a proven bound
+                        lambda self, p, b, o: replace(real(self, p, b, o), solver_certified=False, certified=False,
+                                                      dual_bound=-math.inf))
     ledger = dp.Ledger()
     with pytest.raises(UncertifiedOracleError):
         dp.RSPM(1.0, ledger=ledger).run(_problem(d0), solver="bruteforce", seed=0)
@@ -147,7 +150,7 @@ def test_rspm_through_a_mip_backend_matches_enumeration(name):
     rng = np.random.default_rng(11)
     X = rng.integers(-4, 5, size=(20, 2)) / 4.0
     y = rng.choice([-1.0, 1.0], size=20)
-    data = dp.Dataset(X, y, x_bound=2.0)
+    data = dp.Dataset(X, y, x_bound=2.0, schema=dp.Schema.uniform(2, dp.Numeric(-1, 1, grid="1/4")))
     problem = _problem(data, dp.IntegerGrid(1, -1, 1))
     for s in range(8):
         a = dp.RSPM(1.0, ledger=dp.Ledger()).run(problem, solver=name, seed=s, threads=1).theta

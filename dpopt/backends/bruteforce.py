@@ -1,8 +1,10 @@
 """Exhaustive enumeration of a discrete domain: an exact oracle for tiny instances.
 
 It is the reference the MIP backends are tested against, and a stand-in oracle
-for fast statistical audits of OPDisc.  Certification is by construction: every
-point of W_τ is evaluated, and the argmin is checked to be unique (a tie, which
+for fast statistical audits of OPDisc.  The loss is evaluated with the exact integer
+margins of the data's schema (``ZeroOneLoss.values``), the same integers every MIP
+backend compiles, so all discrete backends agree exactly, also where a margin is exactly
+zero.  Certification is by construction: every point of W_τ is evaluated, and the argmin is checked to be unique (a tie, which
 has probability zero under continuous noise, is reported uncertified).
 """
 

@@ -37,8 +37,8 @@ Bounds are reported in exact objective units: ``primal_bound = f(k_best)``;
 valid lower bound on f); ``gap`` is the relative gap ``(primal − dual)/max(1, |primal|)``.
 dpopt's own re-check (``recheck``) verifies that w = τk lies on the grid
 (:meth:`IntegerGrid.contains`) and that :meth:`DiscreteProblem.objective` at w agrees with
-the exact value (it computes margins in floating point; a disagreement, i.e. a margin that
-is exactly zero in rational arithmetic but rounds to a non-zero float, fails the re-check).
+the exact value (both use the schema's exact integer margins, ``ZeroOneLoss.integer_rows``,
+so they agree; a disagreement would be a compiler bug and fails the re-check).
 
 Parameters: ``max_time_in_seconds`` = the time limit (shared by both phases),
 ``num_workers`` = threads (default 2), ``random_seed`` = the fixed SolveOptions seed,

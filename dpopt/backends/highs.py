@@ -28,7 +28,10 @@ Certification rule
    numpy with the same η equals the solver's primal bound within 1e-6.
 
 The re-check is recorded in ``recheck`` (``on_grid``, ``objective``, ``mismatch``,
-``exact_loss`` with integer margins, ``numpy_loss``).  Anything else — time or
+``exact_loss`` from the compiled program's merged integer rows, ``numpy_loss`` from
+``ZeroOneLoss.values``).  Both read the same exact integers A = s·X of the data's schema
+(``ZeroOneLoss.integer_rows``), so they are equal; a difference would be a compiler bug
+and is noted.  Anything else — time or
 node limit, infeasible, error, a mismatch — is not certified (fail closed).  For a
 non-optimal incumbent a mismatch is normal: the MIP may keep e_i = 1 on a row w
 classifies correctly, so its objective can exceed the true objective at w.
@@ -110,9 +113,9 @@ def recheck_notes(recheck: dict[str, Any], failed: bool) -> list[str]:
     if failed:
         notes.append("dpopt re-check failed: the point is off the grid or its numpy objective differs "
                      "from the solver's value")
-    if recheck and recheck["numpy_loss"] != recheck["exact_loss"]:
-        notes.append("the float 0/1 loss differs from the exact rational one at this point "
-                     "(a margin that is zero in exact arithmetic)")
+    if recheck and recheck["on_grid"] and recheck["numpy_loss"] != recheck["exact_loss"]:
+        notes.append("the compiled program's loss differs from ZeroOneLoss.values at this point "
+                     "(both use exact integer margins: a compiler bug, please report it)")
     return notes
 
 

@@ -17,7 +17,10 @@ between points, no modeling-layer rebuild):
 Nothing carries over between oracle calls: the HiGHS instance, its bases and the incumbent
 belong to one η.  Options: ``time_limit`` (the whole call), ``threads``, ``random_seed =
 options.seed``, ``max_iterations`` → ``mip_max_nodes`` per point, and in ``extra``:
-``enumerate`` (column indices, default "auto") plus raw HiGHS options.
+``enumerate`` (column indices, default "auto": the columns the data's schema declares
+non-binary) plus raw HiGHS options.  Whether a problem is accepted is decided by
+:func:`~dpopt.compile.mip_grouped.compile_grouped` from public declarations only (schema, n,
+domain), never from the values.
 
 Certification rule
 ------------------

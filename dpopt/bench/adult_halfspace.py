@@ -121,13 +121,15 @@ def run_one(name: str, problem: Any, eps: float, delta: float, seed: int, args: 
     solver = args.lr_solver if name == "LR" else args.solver
     t0 = time.perf_counter()
     try:
-        rel = mech.run(problem, solver=solver, seed=seed, time_limit=args.time_limit, threads=args.threads)
+        rel = mech.run(problem, solver=solver, seed=seed, time_limit=args.time_limit, threads=args.threads,
+                       keep_diagnostics=True)
     except UncertifiedOracleError as exc:
-        cert = exc.certificate
-        return Run(name, eps, seed, False, math.nan, math.nan, float(getattr(cert, "solve_time", math.nan)),
-                   time.perf_counter() - t0, "-")
+        diag = exc.diagnostics
+        spent = sum(r.solve_time for r in diag.oracle_results) if diag is not None else math.nan
+        return Run(name, eps, seed, False, math.nan, math.nan, float(spent), time.perf_counter() - t0, "-")
     wall = time.perf_counter() - t0
-    oracle = sum(c.solve_time for c in rel.oracle_calls)
+    assert rel.diagnostics is not None  # the benchmark is the data curator: it may look
+    oracle = sum(r.solve_time for r in rel.diagnostics.oracle_results)
     return Run(name, eps, seed, True, accuracy(rel.theta, train), accuracy(rel.theta, test), oracle, wall,
                str(rel.parameters.get("noise", rel.parameters.get("linear_noise", "-"))))
 

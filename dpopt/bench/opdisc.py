@@ -77,7 +77,6 @@ from dpopt.compile.mip_pyomo import (
     PyomoProgram,
     build_program,
     loss_resolution,
-    rational_scale,
 )
 from dpopt.datasets import load_adult
 from dpopt.errors import ModelError
@@ -122,16 +121,17 @@ def compile_naive(problem: DiscreteProblem) -> PyomoProgram:
     minimize Σ_i c_i e_i − Σ_j η_j τ k_j / D − η_{d+1} Σ_t (√(D² − τ²t)/D) z_t   s.t.
     ⟨a_i, k⟩ + M e_i ≥ 1 for every row i (a_i = s·y_i·x_i ∈ ℤ^d), and the same
     one-hot encoding of k and of ‖k‖² as :func:`~dpopt.compile.mip_pyomo.compile_pyomo`.
-    M = 1 + ⌊s·B·D/τ⌋ with B the declared ℓ2 bound on x (or the largest row norm
-    if that is larger), so |⟨a_i, k⟩| ≤ M − 1 on the ℓ2 ball.
+    M = 1 + ⌊s·B·D/τ⌋ with B the larger of the declared ℓ2 bound on x and the schema's
+    (every mapped row is within the schema's), so |⟨a_i, k⟩| ≤ M − 1 on the ℓ2 ball; s and
+    a_i come from the schema (``ZeroOneLoss.integer_rows``).
     """
     loss, grid, d = problem.loss, problem.domain, problem.dim
-    X, y = loss.data.X, loss.data.y
+    y = loss.data.y
     weights = np.asarray(loss.weights, dtype=np.float64)
-    s, A = rational_scale(X)
+    s, A = loss.scale, loss.integer_rows()
     rows = A * y.astype(np.int64)[:, None]  # integer margins, one per data row, not reduced
-    xb = float(loss.data.x_bound_in(2))
-    xb = max(xb, float(np.linalg.norm(X, axis=1).max()) if X.shape[0] else 0.0)
+    assert loss.data.schema is not None  # ZeroOneLoss requires it
+    xb = max(float(loss.data.x_bound_in(2)), loss.data.schema.row_norm_bound(2))
     big_m = 1 + int(math.floor(s * xb * grid.bound(d) / grid.step * (1 + 1e-12) + 1e-9))
     if big_m > MAX_COEFFICIENT:
         raise ModelError(f"the global big-M {big_m} exceeds {MAX_COEFFICIENT:g}")

@@ -27,10 +27,17 @@ Exit codes
     stderr, no traceback; a traceback is shown only when the model script's
     own code raised).
 3
-    An oracle call was not certified: nothing is released (the message
-    carries the certificate: status, bounds/gap, distance bound and
-    "NOT certified").  A script that opted into
-    ``on_uncertified="release-unsafe"`` gets its output written but still exits 3.
+    An oracle call was not certified (a run stopped on an opted-in ``--time-limit``, or a
+    solver failure): nothing is released, and stderr says that this outcome is NOT
+    private.  A script that opted into ``on_uncertified="release-unsafe"`` gets its
+    output written but still exits 3.
+
+Privacy of the output
+---------------------
+Everything ``dpopt solve`` prints or writes by default is public: the release's summary
+and JSON (noisy output, guarantee, public parameters and solver names), messages that
+name no data values.  ``--diagnostics`` adds the solvers' record and the wall time —
+computed from the data without noise, printed to stderr under a NOT PRIVATE banner.
 """
 
 from __future__ import annotations
@@ -97,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--seed", type=int, default=None,
                        help="noise seed, for reproducibility only (default: secure OS entropy)")
     solve.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                       help="per oracle call; a call stopped by it is not certified (exit 3)")
+                       help="per oracle call (opt-in): the guarantee then holds only if no run stops on it; "
+                            "a run stopped by it releases nothing and is NOT private (exit 3)")
+    solve.add_argument("--diagnostics", action="store_true",
+                       help="also print the solvers' record and wall time to stderr (NOT private)")
     solve.add_argument("--threads", type=int, default=None, help="solver threads")
     solve.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the release as JSON")
     solve.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -138,10 +148,11 @@ def _guarded(fn: Any, args: argparse.Namespace) -> int:
         return int(fn(args))
     except UncertifiedOracleError as exc:
         _err(f"error: {exc}")
-        cert = getattr(exc, "certificate", None)
-        summary = getattr(cert, "summary", None)
-        if callable(summary) and str(summary()) not in str(exc):
-            _err(f"certificate: {summary()}")
+        _err("warning: this run was NOT private: it ended without a proven answer, and whether that "
+             "happens can depend on the data")
+        diagnostics = getattr(exc, "diagnostics", None)
+        if diagnostics is not None:
+            _err(diagnostics.summary())
         return EXIT_UNCERTIFIED
     except ScriptFailure as exc:
         cause = exc.__cause__
@@ -202,10 +213,12 @@ def _solve(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     release = mechanism.run(problem, solver=args.solver, time_limit=args.time_limit,
-                            seed=args.seed, threads=args.threads)
+                            seed=args.seed, threads=args.threads, keep_diagnostics=args.diagnostics)
     elapsed = time.perf_counter() - start
     _out(release.summary())
-    _out(f"  wall time: {elapsed:.3f}s")
+    if release.diagnostics is not None:
+        _err(release.diagnostics.summary())
+        _err(f"  wall time: {elapsed:.3f}s (NOT private)")
 
     if args.json is not None:
         try:

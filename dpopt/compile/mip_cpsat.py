@@ -12,18 +12,19 @@ Variables
     ``S = max{t ∈ ℤ : τ² t ≤ D²}`` (this *is* the ℓ2 bound ‖w‖ ≤ D, exactly, because
     ‖w‖² = τ² s with s an integer); one error boolean ``e_i`` per aggregated row.
 
-Data (exact integer scaling)
-    Each entry x_ij is read as the rational p/q with q ≤ 10⁶ that ``Fraction.limit_denominator``
-    finds, and accepted only if p/q rounds back to the very same float.  Each row is
-    multiplied by the least common multiple of its denominators (a positive per-row scale
-    does not change the sign of a margin; the scale must be ≤ 10⁶), the label is folded in
-    (z_i = y_i a_i), and the row is divided by the gcd of its entries.  Then, for an integer
-    k, ``y_i⟨x_i, w⟩ > 0 ⟺ ⟨z_i, k⟩ ≥ 1`` exactly (a margin of exactly zero is an error, as
+Data (exact integer scaling, from the declaration)
+    The data carry a declared :class:`~dpopt.modeling.schema.Schema`, so A = s·X
+    (``ZeroOneLoss.integer_rows``, s = ``schema.scale``) is an exact integer matrix, the
+    same one every discrete backend uses.  The label is folded in (z_i = y_i a_i) and the
+    row is divided by the gcd of its entries.  Then, for an integer k,
+    ``y_i⟨x_i, w⟩ > 0 ⟺ ⟨z_i, k⟩ ≥ 1`` exactly (a margin of exactly zero is an error, as
     in :class:`~dpopt.modeling.zero_one.ZeroOneLoss`).  Identical z_i are merged (weights
     summed); that also merges rows that are positive multiples of each other.  Rows with
-    z_i = 0 are errors for every w and become a constant.  Data that have no such scaling
-    raise :class:`~dpopt.errors.ModelError` (no approximation is offered: the 0/1 loss is
-    discontinuous, so rounding the data can change it by a whole row weight at any w).
+    z_i = 0 are errors for every w and become a constant.  No value is read to decide
+    anything: the only refusal (int64 activity) compares the declared bounds
+    |z_ij| ≤ ``schema.integer_bound(j)`` with the domain, before the data are read.  (The
+    earlier per-row rational reading of the floats refused depending on one row's values:
+    a data-dependent bit outside the noise, issue 10.)
 
     The encoding of ``e_i`` is an enforced linear constraint, ``¬e_i ⇒ ⟨z_i, k⟩ ≥ 1``
     (``OnlyEnforceIf``); ``encoding="big-m"`` gives the linear form
@@ -65,7 +66,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -74,8 +74,6 @@ from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.zero_one import ZeroOneLoss
 
-#: largest per-row scale (common denominator) accepted for exact integer data
-MAX_ROW_SCALE = 10**6
 #: default objective scale Q (a power of two)
 DEFAULT_SCALE = 2**30
 #: bound on |F| over the domain, far inside int64 so CP-SAT's sums never overflow
@@ -102,14 +100,14 @@ class IntegerRows:
         Summed positive weights of the merged rows.
     constant : float
         Total weight of rows with x_i = 0 (an error for every w).
-    max_row_scale : int
-        Largest per-row common denominator that was needed.
+    scale : int
+        The schema's common denominator s.
     """
 
     Z: np.ndarray
     weights: np.ndarray
     constant: float
-    max_row_scale: int
+    scale: int
 
     def loss(self, k: np.ndarray) -> float:
         """The 0/1 loss at integer ``k``, with exact integer margins."""
@@ -118,26 +116,31 @@ class IntegerRows:
         return float(self.constant + self.weights[margins <= 0].sum())
 
 
-def _rational(v: float, max_den: int) -> tuple[int, int] | None:
-    fr = Fraction(v).limit_denominator(max_den)
-    if fr.numerator / fr.denominator != v:  # int / int is correctly rounded
-        return None
-    return fr.numerator, fr.denominator
+def check_declared_activity(loss: ZeroOneLoss, kmax: np.ndarray | None) -> None:
+    """ModelError unless Σ_j β_j·max|k_j| < 2⁶⁰/4 for the declared bounds β_j = ``integer_bound(j)``.
+
+    Reads the schema and the domain only, so it refuses always or never for them.
+    """
+    schema = loss.data.schema
+    if schema is None:
+        raise ModelError("CP-SAT needs data with a declared schema (Dataset(..., schema=...))")
+    d = schema.n_features
+    km = [1] * d if kmax is None else [max(int(v), 1) for v in np.asarray(kmax).reshape(-1)]
+    if sum(int(b) * k for b, k in zip(schema.integer_bounds(), km, strict=True)) >= _MAX_ACTIVITY // 4:
+        raise ModelError("the declared schema and domain allow integer margins too large for CP-SAT (int64); "
+                         "declare coarser feature grids or use a smaller domain")
 
 
 def integer_rows(loss: ZeroOneLoss, *, kmax: np.ndarray | None = None,
-                 max_scale: int = MAX_ROW_SCALE,
                  allow_approximation: float | None = None) -> IntegerRows:
-    """Scale the data of ``loss`` to exact integers (see the module docstring).
+    """The data of ``loss`` as merged primitive integer rows (see the module docstring).
 
     Parameters
     ----------
     loss : ZeroOneLoss
-        The (weighted) 0/1 loss.
+        The (weighted) 0/1 loss on data with a schema.
     kmax : ndarray, optional
-        Bound on |k_j|; used to refuse data whose margins could overflow int64.
-    max_scale : int
-        Largest common denominator accepted per row.
+        Bound on |k_j|; with the declared bounds it decides the int64 check.
     allow_approximation : float, optional
         Reserved.  Rounding the data is not supported (the 0/1 loss is discontinuous in
         the data, so no small α bounds the effect); anything but None raises ModelError.
@@ -145,53 +148,19 @@ def integer_rows(loss: ZeroOneLoss, *, kmax: np.ndarray | None = None,
     Raises
     ------
     ModelError
-        If an entry is not a rational with denominator ≤ ``max_scale`` exactly, a row needs
-        a larger common denominator, or the scaled data are too large.
+        If approximation is asked for, or the declared bounds allow margins beyond int64
+        (:func:`check_declared_activity`; a decision on declarations only).
     """
     if allow_approximation is not None:
         raise ModelError(
             "approximate integer scaling of the data is not supported: the 0/1 loss is "
             "discontinuous in the data, so rounding x can change the loss by a whole row weight; "
-            "give data whose entries are exact rationals (denominator ≤ "
-            f"{max_scale}), e.g. round them yourself before building the Dataset"
+            "declare the feature grid in the Dataset's schema instead"
         )
-    X, y, c = loss.data.X, loss.data.y, loss.weights
-    n, d = X.shape
-    uniq, inv = np.unique(X, return_inverse=True)
-    nums = np.empty(uniq.shape[0], dtype=object)
-    dens = np.empty(uniq.shape[0], dtype=np.int64)
-    bad = 0
-    for t, v in enumerate(uniq.tolist()):
-        r = _rational(v, max_scale)
-        if r is None:
-            bad += 1
-            continue
-        nums[t], dens[t] = r
-    if bad:
-        raise ModelError(
-            f"CP-SAT needs exact integer scaling of the data: {bad} distinct feature value(s) are "
-            f"not rationals with denominator ≤ {max_scale} (e.g. irrational values such as √2/3); "
-            "round the features to a coarser grid (e.g. multiples of 1/1000) before building the "
-            "Dataset, or use a backend that accepts real data"
-        )
-    inv = inv.reshape(n, d)
-    den = dens[inv]  # (n, d)
-    row_scale = np.lcm.reduce(den, axis=1)
-    if np.any(row_scale > max_scale):
-        raise ModelError(
-            "CP-SAT needs exact integer scaling of the data: some rows need a common denominator "
-            f"larger than {max_scale}; round the features to a coarser grid first"
-        )
-    too_large = ModelError("the integer-scaled features are too large for CP-SAT (int64 margins); "
-                           "rescale the data or use a coarser grid of feature values")
-    if any(abs(int(p)) > 2**53 for p in nums.tolist()):
-        raise too_large
-    num = np.array(nums.tolist(), dtype=np.int64)[inv]
-    mult = row_scale[:, None] // den
-    km = np.ones(d) if kmax is None else np.maximum(np.asarray(kmax, dtype=np.float64), 1.0)
-    if np.any((np.abs(num).astype(np.float64) * mult) @ km >= _MAX_ACTIVITY / 4):  # checked in float first
-        raise too_large
-    A = num * mult
+    check_declared_activity(loss, kmax)
+    y, c = loss.data.y, loss.weights
+    d = loss.variable.size
+    A = loss.integer_rows()
     g = np.gcd.reduce(np.abs(A), axis=1)
     zero = g == 0
     Z = (A[~zero] // g[~zero, None]) * y[~zero, None].astype(np.int64)
@@ -205,8 +174,7 @@ def integer_rows(loss: ZeroOneLoss, *, kmax: np.ndarray | None = None,
         wu = np.bincount(back.reshape(-1), weights=w, minlength=Zu.shape[0])
     else:
         Zu, wu = np.zeros((0, d), dtype=np.int64), np.zeros(0)
-    return IntegerRows(Z=Zu.astype(np.int64), weights=wu, constant=float(c[zero].sum()),
-                       max_row_scale=int(row_scale.max()))
+    return IntegerRows(Z=Zu.astype(np.int64), weights=wu, constant=float(c[zero].sum()), scale=int(loss.scale))
 
 
 @dataclass(frozen=True)

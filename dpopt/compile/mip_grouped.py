@@ -10,7 +10,7 @@ numeric; the 15,682 balanced rows have only 174 distinct categorical patterns.
 Decomposition (exact)
 ---------------------
 Split the columns into an *enumerated* set S (few columns, e.g. the numeric ones) and a
-*grouped* set C.  With exact integer rows a_i = s·x_i (:func:`~dpopt.compile.mip_pyomo.rational_scale`)
+*grouped* set C.  With exact integer rows a_i = s·x_i (``ZeroOneLoss.integer_rows``, from the schema)
 and w = τk, row i is an error iff y_i(⟨a_i^C, k_C⟩ + ⟨a_i^S, k_S⟩) ≤ 0.  Rows are grouped by
 their C-part: a_i^C = g_p·P_p for the primitive integer pattern P_p of group p (g_p = gcd).
 For a fixed k_S every row i of group p has the known integer S_i = ⟨a_i^S, k_S⟩, and with
@@ -40,12 +40,28 @@ LP bounds and solves the rest with an objective cutoff.
 The model's structure does not depend on k_S or η: only column costs and the z bounds
 change (:meth:`GroupedProgram.costs`).
 
-Which columns to enumerate
---------------------------
-``enumerate="auto"`` enumerates every column that is not 0/1-valued.  The split changes the
-running time only, never the answer; but it is read off the data, and so is the refusal
-when the enumerated grid exceeds ``MAX_POINTS`` (the same caveat as the rational scaling of
-:mod:`dpopt.compile.mip_pyomo`).  Pass the column indices to make the split public.
+Which columns to enumerate, and the size limits (public)
+--------------------------------------------------------
+``enumerate="auto"`` enumerates exactly the columns the data's
+:class:`~dpopt.modeling.schema.Schema` declares non-binary (Numeric); Binary and one-hot
+columns are grouped.  An explicit list of column indices (e.g. in a solver profile) is
+used as given.  The split changes the running time only, never the answer.
+
+Every refusal is decided before the data are read, from public facts only
+(:func:`check_declared_size`; issue 10, item 1): the enumerated points (domain and |S|)
+against :data:`MAX_POINTS`, and an upper bound on the per-point MIP's columns against
+:data:`MAX_COLUMNS`:
+
+    |C|·m + G_max·W_max + |T|,   G_max = min(n, number of C-parts the schema allows),
+
+where W_max bounds every group's score range cmax − cmin + 1.  Each a_ij (j ∈ C) is a
+multiple of the column's unit u_j = gcd(s·low_j, s·grid_j), so the gcd g_p of a pattern is
+a multiple of U = gcd_{j∈C} u_j and |P_pj| ≤ π_j := ⌊β_j/U⌋ with β_j the declared
+``integer_bound(j)``; a one-hot block has at most one non-zero entry, so it contributes
+only its largest π_j.  With Π₁ = Σ (free π_j) + Σ_blocks max π_j and Π₂² the same sum of
+squares, W_max = 2·min(Π₁·max|k|, ⌊Π₂·√tmax⌋) + 1.  The same bounds decide the int64
+magnitude check.  Replacing one row can therefore change the running time but never
+whether the backend accepts the problem.
 """
 
 from __future__ import annotations
@@ -61,12 +77,13 @@ import numpy as np
 from dpopt.compile.mip_pyomo import (
     MAX_COEFFICIENT,
     achievable_square_sums,
+    l2_cap,
     loss_resolution,
     norm_limit,
-    rational_scale,
 )
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.modeling.schema import Schema
 
 #: most enumerated points k_S the decomposition accepts
 MAX_POINTS = 50_000
@@ -211,10 +228,74 @@ class GroupedProgram:
         return float(table[self.offsets[:-1] + score - self.cmin].sum())
 
 
-def auto_split(X: np.ndarray) -> np.ndarray:
-    """Column indices to enumerate by default: every column that is not 0/1-valued."""
-    binary = np.all((X == 0.0) | (X == 1.0), axis=0)
-    return np.flatnonzero(~binary)
+def auto_split(schema: Schema) -> np.ndarray:
+    """Column indices to enumerate by default: every column the schema declares non-binary."""
+    if not isinstance(schema, Schema):
+        raise ModelError("the automatic split needs data with a declared schema (Dataset(..., schema=...))")
+    return np.setdiff1d(np.arange(schema.n_features), schema.binary_columns)
+
+
+@dataclass(frozen=True)
+class DeclaredSize:
+    """Public upper bounds on the decomposition's size (module docstring)."""
+
+    points: int  # enumerated k_S in the ℓ2 ball (exact: it depends on the domain only)
+    groups: int  # G_max
+    score_range: int  # W_max
+    columns: int  # |C|·m + G_max·W_max + |T|
+    s_bound: int  # bound on |⟨a^S, k_S⟩|
+    c_bound: int  # bound on |⟨a^C, k_C⟩| = |g_p c_p|
+
+
+def declared_size(problem: DiscreteProblem, S: np.ndarray) -> DeclaredSize:
+    """Upper bounds on the grouped program's size from the schema, n and the domain only."""
+    schema = problem.loss.data.schema
+    if schema is None:
+        raise ModelError("the grouped decomposition needs data with a declared schema (Dataset(..., schema=...))")
+    grid, d = problem.domain, problem.dim
+    klow, khigh = int(grid.klow), int(grid.khigh)
+    kmax = max(abs(klow), abs(khigh))
+    tmax = norm_limit(problem)
+    C = np.setdiff1d(np.arange(d), S)
+    beta = [int(v) for v in schema.integer_bounds()]
+    points = _enumerated_points(int(S.size), klow, khigh, tmax).shape[0]
+    groups = min(problem.loss.data.n, schema.value_count(C.tolist())) if C.size else 1
+    width = _score_range(schema, C, beta, kmax, tmax)
+    t_count = int(achievable_square_sums(int(C.size), klow, khigh, tmax).size)
+    columns = int(C.size) * (khigh - klow + 1) + groups * width + t_count
+    return DeclaredSize(points=int(points), groups=int(groups), score_range=width, columns=int(columns),
+                        s_bound=sum(beta[j] for j in S.tolist()) * kmax,
+                        c_bound=sum(beta[j] for j in C.tolist()) * kmax)
+
+
+def _score_range(schema: Schema, C: np.ndarray, beta: list[int], kmax: int, tmax: int) -> int:
+    """W_max: a bound on cmax − cmin + 1 of every group (module docstring)."""
+    if C.size == 0:
+        return 1
+    unit = math.gcd(*(schema.integer_unit(int(j)) for j in C))
+    pi = {int(j): beta[int(j)] // unit for j in C}
+    parts: list[int] = []
+    blocked: set[int] = set()
+    for block in schema.blocks:
+        members = [int(j) for j in block if int(j) in pi]
+        blocked.update(members)
+        if members:
+            parts.append(max(pi[j] for j in members))
+    parts += [pi[j] for j in pi if j not in blocked]
+    box = sum(parts) * kmax
+    ball = int(l2_cap(math.sqrt(float(sum(p * p for p in parts))), math.sqrt(tmax)))
+    return 2 * min(box, ball) + 1
+
+
+def check_declared_size(size: DeclaredSize) -> None:
+    """ModelError when the public bounds exceed the limits (never reads the data)."""
+    if size.columns > MAX_COLUMNS:
+        raise ModelError(f"the grouped MIP could need more than {MAX_COLUMNS} binaries for this schema, n and "
+                         "domain; enumerate other columns (option 'enumerate'), declare categorical columns as "
+                         "Categorical (fewer possible patterns), or use solver 'highs'")
+    if size.s_bound > 2**53 or size.c_bound > 2**53 or (size.score_range - 1) // 2 > MAX_COEFFICIENT:
+        raise ModelError("the declared schema and domain allow margins too large for exact integer arithmetic; "
+                         "declare coarser feature grids or use a smaller domain")
 
 
 def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "auto") -> GroupedProgram:
@@ -229,20 +310,23 @@ def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "
     Raises
     ------
     ModelError
-        If the features cannot be scaled to integers exactly, a column index is invalid,
-        or the enumerated grid or the per-point MIP is too large.
+        If the data have no schema, a column index is invalid, or the public size bounds
+        (:func:`declared_size`) exceed :data:`MAX_POINTS` / :data:`MAX_COLUMNS` or exact
+        integer arithmetic.  All of these are decided before the data are read.
     """
     if not isinstance(problem, DiscreteProblem):
         raise ModelError("compile_grouped needs a DiscreteProblem")
     loss, grid, d = problem.loss, problem.domain, problem.dim
-    X, y = loss.data.X, loss.data.y
-    S = _split(X, enumerate, d)
+    S = _split(problem, enumerate, d)
+    declared = declared_size(problem, S)
+    check_declared_size(declared)
     C = np.setdiff1d(np.arange(d), S)
     klow, khigh = int(grid.klow), int(grid.khigh)
     tmax = norm_limit(problem)
     points = _enumerated_points(S.size, klow, khigh, tmax)
 
-    s, A = rational_scale(X)
+    # -- the data: exact integers, grouped (nothing below can refuse) ----------------------
+    s, A, y = loss.scale, loss.integer_rows(), loss.data.y
     weights = np.asarray(loss.weights, dtype=np.float64)
     keep = weights > 0
     A, y, weights = A[keep], y[keep], weights[keep]
@@ -260,18 +344,15 @@ def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "
     urows, rinv = np.unique(rkey, axis=0, return_inverse=True)
     rweight = np.bincount(rinv.reshape(-1), weights=weights, minlength=urows.shape[0])
 
-    radius = math.sqrt(tmax)
-    l2cap = np.floor(np.linalg.norm(patterns.astype(np.float64), axis=1) * radius * (1 + 1e-12) + 1e-9)
+    l2cap = l2_cap(np.linalg.norm(patterns.astype(np.float64), axis=1), math.sqrt(tmax))
     cmin = np.maximum(np.minimum(patterns * klow, patterns * khigh).sum(axis=1), -l2cap).astype(np.int64)
     cmax = np.minimum(np.maximum(patterns * klow, patterns * khigh).sum(axis=1), l2cap).astype(np.int64)
     t_values = achievable_square_sums(int(C.size), klow, khigh, tmax)
-    _check_magnitudes(AS, klow, khigh, patterns, pattern_gcd)
 
     prog_rows = _constraint_rows(patterns, cmin, cmax, t_values, klow, khigh)
     n_cols = int(C.size * (khigh - klow + 1) + (cmax - cmin + 1).sum() + t_values.size)
-    if n_cols > MAX_COLUMNS:
-        raise ModelError(f"the grouped MIP would have more than {MAX_COLUMNS} binaries: too many distinct row "
-                         "patterns over the grouped columns; enumerate other columns or use solver 'highs'")
+    if n_cols > declared.columns:  # cannot happen: the declared bound holds for every dataset
+        raise AssertionError("the grouped MIP exceeds its declared size bound")
     size = GroupedSize(points=int(points.shape[0]), groups=int(patterns.shape[0]), rows=int(urows.shape[0]),
                        columns=n_cols, constraints=int(prog_rows.rhs.size))
     return GroupedProgram(
@@ -283,11 +364,11 @@ def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "
     )
 
 
-def _split(X: np.ndarray, enumerate: str | Sequence[int], d: int) -> np.ndarray:
+def _split(problem: DiscreteProblem, enumerate: str | Sequence[int], d: int) -> np.ndarray:
     if isinstance(enumerate, str):
         if enumerate != "auto":
             raise ModelError(f"enumerate must be 'auto' or a list of column indices, got {enumerate!r}")
-        return auto_split(X)
+        return auto_split(problem.loss.data.schema)  # type: ignore[arg-type]
     try:
         S = np.unique(np.asarray(list(enumerate), dtype=np.int64))
     except (TypeError, ValueError):
@@ -311,15 +392,6 @@ def _enumerated_points(size: int, klow: int, khigh: int, tmax: int) -> np.ndarra
     if pts.shape[0] == 0:
         raise ModelError("the grid has no point inside the ℓ2 bound")
     return pts
-
-
-def _check_magnitudes(AS: np.ndarray, klow: int, khigh: int, patterns: np.ndarray, gcd: np.ndarray) -> None:
-    kmax = max(abs(klow), abs(khigh))
-    s_bound = int(np.abs(AS).sum(axis=1).max()) * kmax if AS.size else 0
-    c_bound = int(np.abs(patterns).sum(axis=1).max()) * kmax if patterns.size else 0
-    if s_bound > 2**53 or c_bound * int(gcd.max(initial=1)) > 2**53 or c_bound > MAX_COEFFICIENT:
-        raise ModelError("scaled margins are too large for exact integer arithmetic; "
-                         "use a coarser feature grid or a smaller domain")
 
 
 def _constraint_rows(patterns: np.ndarray, cmin: np.ndarray, cmax: np.ndarray, t_values: np.ndarray,

@@ -12,22 +12,23 @@ coefficients only (:meth:`PyomoProgram.set_eta`).
 Formulation (w = τk, W_τ = {τk : k ∈ ℤ^d, klow ≤ k_j ≤ khigh, τ²‖k‖² ≤ D²})
 --------------------------------------------------------------------------
 *Exact margins.*  The paper writes the strict inequality y⟨x, w⟩ > 0, which a MIP
-cannot state.  Every distinct feature value must be the double nearest to a
-rational p/q with q ≤ 10⁶ (``Fraction(v).limit_denominator(10**6)`` and
-``float(p/q) == v``), and the least common multiple s of all denominators must be
-at most 10⁶ (Adult's ``paper23`` encoding: s = lcm(90, 16, 99, ...) = 7920).  Then
-a_i = s·y_i·x_i is an integer vector; dividing it by the gcd g_i of its entries
-gives the primitive vector b_i, and on the grid
+cannot state.  The data carry a declared :class:`~dpopt.modeling.schema.Schema`: every
+column lives on a declared grid whose values are rationals with the common denominator
+s = ``schema.scale`` (Adult's ``paper23`` encoding: s = lcm(90, 16, 99) = 7920), and rows
+are mapped onto it row by row when the Dataset is built.  So a_i = s·y_i·x_i is an integer
+vector (``ZeroOneLoss.integer_rows``, computed from grid indices, never by reading a
+float as a rational); dividing it by the gcd g_i of its entries gives the primitive
+vector b_i, and on the grid
 
     y_i⟨x_i, w⟩ > 0  ⟺  ⟨b_i, k⟩ > 0  ⟺  ⟨b_i, k⟩ ≥ 1      (⟨b_i, k⟩ ∈ ℤ).
 
-Otherwise :class:`~dpopt.errors.ModelError` is raised: the strict inequality cannot
-be encoded exactly.  The features are read as these rationals (each entry
-independently, so the reading of one row never depends on another row).  Two
-caveats: the refusal itself depends on the data (a declared public feature grid
-would avoid that), and ``ZeroOneLoss.values`` evaluates margins in floating point,
-which can in principle call an exactly-zero rational margin positive; the backend's
-re-check compares both at the returned point (:meth:`PyomoProgram.exact_loss`).
+Nothing here reads a value to decide anything: the scaling is the declaration's, and the
+only size refusal (:func:`check_declared_coefficients`) compares the declared bounds
+|b_ij| ≤ |a_ij| ≤ ``schema.integer_bound(j)`` and the big-M bound they imply with
+:data:`MAX_COEFFICIENT`, so for a given schema and grid it refuses always or never (the
+earlier reading of the data as rationals refused depending on one row's values, a
+data-dependent bit outside the noise; issue 10, item 1).  ``ZeroOneLoss.values`` uses the
+same integers, so the backend's re-check agrees exactly (:meth:`PyomoProgram.exact_loss`).
 
 *Aggregation (what is kept).*  The error indicator of row i depends only on b_i,
 so rows are merged by b_i (this merges identical (x, y) pairs, and also rows
@@ -78,7 +79,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -86,8 +86,6 @@ import numpy as np
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
-#: largest denominator / common scale s accepted for the exact margin
-MAX_SCALE = 10**6
 #: largest |coefficient| or big-M the model may contain (exact in double, and well
 #: inside the range where HiGHS's feasibility tolerances cannot blur a unit margin)
 MAX_COEFFICIENT = 10**9
@@ -96,31 +94,43 @@ MAX_COEFFICIENT = 10**9
 L2_SLACK = 1e-12
 
 
-def rational_scale(X: np.ndarray) -> tuple[int, np.ndarray]:
-    """(s, A) with A = s·X an exact integer matrix (int64), or ModelError."""
-    values, inverse = np.unique(X, return_inverse=True)
-    fracs: list[Fraction] = []
-    for v in values.tolist():
-        f = Fraction(v).limit_denominator(MAX_SCALE)
-        if float(f) != v:
-            raise ModelError(
-                "the strict inequality y⟨x, w⟩ > 0 of the 0/1 loss cannot be encoded exactly: "
-                f"some feature values are not (the doubles nearest to) rationals with denominator ≤ {MAX_SCALE}; "
-                "round the features to a fixed grid (e.g. multiples of 1/1000) before building the problem"
-            )
-        fracs.append(f)
-    s = math.lcm(*(f.denominator for f in fracs)) if fracs else 1
-    if s > MAX_SCALE:
-        raise ModelError(
-            "the strict inequality y⟨x, w⟩ > 0 of the 0/1 loss cannot be encoded exactly: "
-            f"the common denominator of the feature values exceeds {MAX_SCALE}; "
-            "round the features to a coarser grid before building the problem"
-        )
-    ints = [f.numerator * (s // f.denominator) for f in fracs]
-    if ints and max(abs(i) for i in ints) > MAX_COEFFICIENT:
-        raise ModelError(f"scaled features exceed {MAX_COEFFICIENT:g}: rescale the features before building the problem")
-    A = np.asarray(ints, dtype=np.int64)[inverse.reshape(-1)].reshape(X.shape)
-    return s, A
+def l2_cap(norm: np.ndarray | float, radius: float) -> np.ndarray:
+    """⌊‖b‖₂ · D/τ⌋ (with a tiny upward slack): a bound on |⟨b, k⟩| over the ℓ2 ball."""
+    return np.floor(np.asarray(norm, dtype=np.float64) * radius * (1 + 1e-12) + 1e-9)
+
+
+def declared_big_m(problem: DiscreteProblem) -> tuple[int, int]:
+    """(max |b_ij|, max M_i) bounded from the declarations only.
+
+    |b_ij| ≤ |a_ij| ≤ ``integer_bound(j)`` =: β_j, so every per-row big-M
+    M_i = 1 − min_k ⟨b_i, k⟩ is at most 1 + min(Σ_j β_j·max|k_j|, ⌊‖β‖₂ D/τ⌋).
+    """
+    schema = problem.loss.data.schema
+    if schema is None:
+        raise ModelError("the 0/1-loss MIP needs data with a declared schema (Dataset(..., schema=...))")
+    grid, d = problem.domain, problem.dim
+    beta = [int(v) for v in schema.integer_bounds()]
+    kmax = max(abs(int(grid.klow)), abs(int(grid.khigh)))
+    box = sum(beta) * kmax
+    ball = int(l2_cap(math.sqrt(float(sum(b * b for b in beta))), float(grid.bound(d)) / float(grid.step)))
+    return max(beta), 1 + min(box, ball)
+
+
+def check_declared_coefficients(problem: DiscreteProblem) -> None:
+    """ModelError unless the declared bounds keep every coefficient and big-M ≤ MAX_COEFFICIENT.
+
+    Reads the schema and the domain only (:func:`declared_big_m`).
+    """
+    coef, big = declared_big_m(problem)
+    if coef > MAX_COEFFICIENT or big > MAX_COEFFICIENT:
+        raise ModelError(f"the declared schema and domain allow big-M coefficients above {MAX_COEFFICIENT:g}; "
+                         "declare coarser feature grids (a smaller common denominator) or use a smaller domain")
+
+
+def labelled_rows(problem: DiscreteProblem) -> np.ndarray:
+    """s·y_i·x_i (n × d, int64): the exact integer margins' rows."""
+    loss = problem.loss
+    return loss.integer_rows() * loss.data.y.astype(np.int64)[:, None]
 
 
 def achievable_square_sums(d: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
@@ -166,7 +176,7 @@ class PyomoProgram:
     problem : DiscreteProblem
         The problem it was compiled from (its ``eta`` is the initial value only).
     scale : int
-        The common denominator s of the features (y⟨x, w⟩ ∈ (τ/s)ℤ on the grid).
+        The schema's common denominator s (y⟨x, w⟩ ∈ (τ/s)ℤ on the grid).
     constant : float
         Weight of rows that are errors for every w (part of the objective constant).
     resolution : float
@@ -245,20 +255,20 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     Raises
     ------
     ModelError
-        If the features cannot be scaled to integers exactly (the strict inequality
-        y⟨x, w⟩ > 0 cannot be encoded) or the model would need huge coefficients.
+        If the data have no schema, or the declared bounds allow coefficients above
+        :data:`MAX_COEFFICIENT` (:func:`check_declared_coefficients`: a decision on the
+        declaration only, checked before the data are read).
     """
     if not isinstance(problem, DiscreteProblem):
         raise ModelError("compile_pyomo needs a DiscreteProblem")
+    check_declared_coefficients(problem)
     loss, grid, d = problem.loss, problem.domain, problem.dim
-    tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
-    D = float(grid.bound(d))
-    X, y = loss.data.X, loss.data.y
+    klow, khigh = int(grid.klow), int(grid.khigh)
     weights = np.asarray(loss.weights, dtype=np.float64)
+    s = loss.scale
 
     # -- exact integer margins and aggregation by primitive direction ----------------
-    s, A = rational_scale(X)
-    B = A * y.astype(np.int64)[:, None]
+    B = labelled_rows(problem)
     g = np.gcd.reduce(np.abs(B), axis=1)
     zero = g == 0
     constant = float(weights[zero].sum())
@@ -274,8 +284,7 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     nz = cw > 0
     uniq, cw = uniq[nz], cw[nz]
 
-    radius = D / tau  # ‖k‖₂ ≤ D/τ
-    l2cap = np.floor(np.linalg.norm(uniq.astype(np.float64), axis=1) * radius * (1 + 1e-12) + 1e-9)
+    l2cap = l2_cap(np.linalg.norm(uniq.astype(np.float64), axis=1), float(grid.bound(d)) / float(grid.step))
     lo = np.minimum(uniq * klow, uniq * khigh).sum(axis=1)
     hi = np.maximum(uniq * klow, uniq * khigh).sum(axis=1)
     lo = np.maximum(lo, -l2cap).astype(np.int64)
@@ -285,10 +294,7 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     constant += float(cw[always_err].sum())
     const_rows = uniq[always_err]
     active = ~always_err & ~never_err
-    rows, row_w, bigM = uniq[active], cw[active], (1 - lo[active]).astype(np.int64)
-    if rows.size and (np.abs(rows).max() > MAX_COEFFICIENT or bigM.max() > MAX_COEFFICIENT):
-        raise ModelError(f"the big-M constraints would need coefficients above {MAX_COEFFICIENT:g}; "
-                         "use a coarser feature grid or a smaller domain")
+    rows, row_w, bigM = uniq[active], cw[active], (1 - lo[active]).astype(np.int64)  # ≤ declared_big_m
 
     return build_program(problem, rows, row_w, bigM, scale=int(s), resolution=loss_resolution(weights), constant=constant,
                          const_rows=const_rows, opposite_cuts=True, name="opdisc_zero_one")

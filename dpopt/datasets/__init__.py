@@ -4,11 +4,12 @@ Every loader returns a :class:`~dpopt.modeling.dataset.Dataset` whose bounds are
 facts of the encoding or of the construction, never read off the data.
 """
 
-from dpopt.datasets.adult import adult_features, adult_train_test, load_adult
+from dpopt.datasets.adult import adult_features, adult_schema, adult_train_test, load_adult
 from dpopt.datasets.synthetic import make_classification, make_regression
 
 __all__ = [
     "adult_features",
+    "adult_schema",
     "adult_train_test",
     "load_adult",
     "make_classification",

@@ -28,8 +28,9 @@ import numpy as np
 
 from dpopt.errors import DataError
 from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.schema import Categorical, Numeric, Schema
 
-__all__ = ["adult_features", "adult_train_test", "load_adult"]
+__all__ = ["adult_features", "adult_schema", "adult_train_test", "load_adult"]
 
 Split = Literal["train", "test"]
 
@@ -77,6 +78,9 @@ _USED = tuple(name for name, _ in _CATEGORICAL) + tuple(name for name, _ in _NUM
 
 #: Declared ℓ2 bound of an encoded row: four one-hot ones plus three numbers in [0, 1].
 ADULT_X_BOUND = math.sqrt(7.0)
+#: The declared grids of the numeric columns: the raw values are integers, divided by the
+#: public maxima above (age/90, education-num/16, hours-per-week/99).
+_GRIDS: dict[str, str] = {"age": "1/90", "education-num": "1/16", "hours-per-week": "1/99"}
 
 
 def adult_features() -> list[str]:
@@ -99,6 +103,26 @@ def adult_features() -> list[str]:
     names = [f"{column}={level}" for column, levels in _CATEGORICAL for level in levels]
     names.extend(column for column, _ in _NUMERIC)
     return names
+
+
+@functools.cache
+def adult_schema() -> Schema:
+    """The public :class:`~dpopt.modeling.schema.Schema` of the ``paper23`` encoding.
+
+    Four :class:`Categorical` columns with the levels ``adult.names`` lists (one-hot, so
+    every one-hot column is binary; their expanded names are :func:`adult_features`), then
+    ``Numeric(0, 1, grid="1/90")`` (age), ``Numeric(0, 1, grid="1/16")`` (education-num) and
+    ``Numeric(0, 1, grid="1/99")`` (hours-per-week): the raw values are integers divided by
+    the public maxima.  The common denominator is s = lcm(90, 16, 99) = 7920, the declared
+    ℓ2 row bound √7.  Mapping the shipped rows onto it is the identity.
+
+    Categorical (rather than 20 separate Binary columns) also declares that each block
+    holds at most one 1, which the grouped oracle's public size bound uses (at most
+    8·7·6·3 = 1008 row patterns over the one-hot columns instead of 2²⁰).
+    """
+    columns: list[tuple[str, Categorical | Numeric]] = [(name, Categorical(levels)) for name, levels in _CATEGORICAL]
+    columns += [(name, Numeric(0, 1, grid=_GRIDS[name])) for name, _ in _NUMERIC]
+    return Schema(columns)
 
 
 @functools.cache
@@ -232,7 +256,8 @@ def load_adult(
     Dataset
         ``X`` of shape (rows, 23) with columns :func:`adult_features`, labels
         ``y`` in {−1, +1} (+1 for ``>50K``), declared ``x_bound = √7`` in the
-        ℓ2 norm and ``y_bound = 1``.  Rows keep the order of the file.
+        ℓ2 norm, ``y_bound = 1`` and the schema :func:`adult_schema`.  Rows keep
+        the order of the file.
 
     Raises
     ------
@@ -297,7 +322,7 @@ def load_adult(
         idx = np.sort(rng.choice(idx, size=count, replace=False))
     if idx.shape[0] != y.shape[0]:
         X, y = X[idx], y[idx]
-    return Dataset(X, y, x_bound=ADULT_X_BOUND, x_norm=2, y_bound=1.0)
+    return Dataset(X, y, x_bound=ADULT_X_BOUND, x_norm=2, y_bound=1.0, schema=adult_schema())
 
 
 def adult_train_test(

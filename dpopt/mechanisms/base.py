@@ -1,11 +1,15 @@
-"""Shared machinery of the convex objective/output perturbation mechanisms.
+"""Shared machinery of the mechanisms, and the convex objective/output perturbation path.
 
-Every mechanism follows one path: validate the problem and calibrate noise
-(before any solver runs) → resolve the backend → check the budget → draw noise
-from a securely seeded generator → compile once and solve → charge the ledger →
-re-check the solver's answer with dpopt's own certificate → post-process →
-:class:`~dpopt.mechanisms.release.Release`.  A call that is not certified
-releases nothing (``UncertifiedOracleError``), and the budget stays spent.
+Every mechanism runs through :func:`dpopt.mechanisms.pipeline.run_private`: public checks
+and calibration (declared constants only) → charge → touch the data → release.
+
+The convex mechanisms (:class:`ConvexMechanism`) never fail for data reasons: the chosen
+solver is an *accelerator*, whose answer is used when dpopt's gradient-mapping
+certificate proves it within the declared ``tolerance`` of the exact optimum; otherwise
+an accelerated proximal gradient method (:mod:`dpopt.modeling.apg`) whose iteration count
+is fixed from public constants and the noise provably reaches the same tolerance.  Either
+way the run releases, and the release does not say which of the two answered (that bit
+depends on the data; it is in the opt-in diagnostics).
 """
 
 from __future__ import annotations
@@ -21,15 +25,15 @@ from scipy.special import gammaln
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
-from dpopt.backends.result import OracleResult, SolveOptions
+from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import MechanismError, UncertifiedOracleError
-from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.pipeline import Outcome, run_private
+from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import certify
 from dpopt.privacy.calibration import check_epsilon_delta, gaussian_sigma
-from dpopt.privacy.ledger import Charge, Ledger
-from dpopt.privacy.rng import make_rng
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 
 OnUncertified = Literal["raise", "release-unsafe"]
@@ -147,30 +151,20 @@ class Mechanism(ABC):
     @abstractmethod
     def run(self, problem: Any, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run the mechanism once and return a release."""
 
-    def _charged_solve(self, backend: Backend, prepared: Any, b: np.ndarray, options: SolveOptions,
-                       label: str) -> tuple[OracleResult, Charge]:
-        """Charge the ledger (the data is about to be touched), then call the oracle;
-        if the call raises, the charge stays spent and is marked unreleased."""
-        charge = self.ledger.charge(self.epsilon, self.delta, label=label, mechanism=self.name)
-        try:
-            return backend.solve(prepared, b, options), charge
-        except BaseException:
-            self.ledger.mark_unreleased(charge)
-            raise
-
-    def _fail_closed(self, result: OracleResult, charge: Charge) -> None:
-        """Mark the charge unreleased and raise, unless release-unsafe was asked for."""
-        self.ledger.mark_unreleased(charge)
-        if self.on_uncertified == "raise":
-            raise UncertifiedOracleError(
-                f"{self.name}: the oracle call was not certified, so nothing is released "
-                f"(the budget ε={self.epsilon:g}, δ={self.delta:g} is spent). Certificate: "
-                f"{result.summary()}. Raise time_limit, loosen tolerance, or choose another solver.",
-                certificate=result,
-            )
+    def _uncertified(self, reason: str, results: tuple[OracleResult, ...],
+                     details: dict[str, Any] | None = None) -> UncertifiedOracleError:
+        """The fail-closed error: a message without data-dependent numbers, diagnostics attached
+        (the pipeline strips them unless the caller asked for them)."""
+        return UncertifiedOracleError(
+            f"{self.name}: {reason}, so nothing is released (the budget ε={self.epsilon:g}, "
+            f"δ={self.delta:g} is spent). Whether this happens can depend on the data: this outcome "
+            "is not covered by the privacy guarantee. Run without a time limit (private mode), or "
+            "choose another solver; run(..., keep_diagnostics=True) shows the solver's record (not private).",
+            diagnostics=Diagnostics(results, dict(details or {})),
+        )
 
     @staticmethod
     def _check_time_limit(time_limit: float | None) -> None:
@@ -189,7 +183,7 @@ class ConvexMechanism(Mechanism):
 
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run the mechanism once and return a release.
 
         Parameters
@@ -197,18 +191,23 @@ class ConvexMechanism(Mechanism):
         problem : Problem
             The (unperturbed) problem.
         solver : str, path or Backend
-            A backend name (``dpopt doctor`` lists them), a TOML profile, or ``"auto"``.
+            The accelerator: a backend name (``dpopt doctor`` lists them), a TOML profile, or
+            ``"auto"``.  Its answer is used when dpopt proves it within ``tolerance``;
+            otherwise the fallback's (module docstring).
         time_limit : float, optional
-            Seconds per oracle call; a call stopped by it is not certified.
+            Seconds for the accelerator (the fallback needs none: its work is fixed in advance).
         seed : int, optional
             For reproducible noise only; by default noise is seeded from OS entropy.
         threads : int, optional
             Solver threads.
+        keep_diagnostics : bool
+            Keep the solver's record (not private) in ``release.diagnostics``.
 
         Raises
         ------
         UncertifiedOracleError
-            The oracle did not certify its answer; nothing is released, the budget is spent.
+            Only for problems without a fallback (a submodular-norm term, see
+            :func:`dpopt.modeling.apg.fallback_supported`) whose solve is not certified.
         """
         if not isinstance(problem, Problem):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
@@ -217,30 +216,44 @@ class ConvexMechanism(Mechanism):
         self._check_time_limit(time_limit)
         plan = self.plan(problem)
         backend, profile = resolve(solver, plan.template)
-        backend.require()
+        version = backend.require()
         backend.check(plan.template)
         options = merge_options(profile, time_limit=time_limit, threads=threads,
                                 distance_tolerance=plan.tolerance)
-        self.ledger.require(self.epsilon, self.delta)
-        rng, seed_info = make_rng(seed)
-        b = plan.linear_noise.draw(rng, problem.dim)
-        out_noise = plan.output_noise.draw(rng, problem.dim)
-        prepared = backend.prepare(plan.template)
-        result, charge = self._charged_solve(backend, prepared, b, options, problem.summary())
-        result, point = self._recheck(plan, b, result)
-        parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance)
-        if not result.certified:
-            self._fail_closed(result, charge)
-        theta = point + out_noise
+        has_fallback = _fallback_supported(plan.template)
+        call = OracleCall(backend.name, version, "accelerator" if has_fallback else "oracle",
+                          _acceptance(plan.tolerance, has_fallback))
+        parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance,
+                          fallback="accelerated proximal gradient (a-priori bound)" if has_fallback else "none")
+
+        def work(rng: np.random.Generator) -> Outcome:
+            b = plan.linear_noise.draw(rng, problem.dim)
+            out_noise = plan.output_noise.draw(rng, problem.dim)
+            result = _accelerate(backend, plan.template, b, options)
+            result, point = self._recheck(plan, b, result)
+            details: dict[str, Any] = {"answered_by": "accelerator"}
+            if not result.certified:
+                if not has_fallback:
+                    if self.on_uncertified == "raise":
+                        raise self._uncertified("the solver's answer was not certified", (result,))
+                    return Outcome(self._finish(plan, problem, point + out_noise),
+                                   calls=(OracleCall(call.backend, call.backend_version, call.role,
+                                                     call.acceptance, certified=False),),
+                                   results=(result,), private=False,
+                                   notes=("UNSAFE: released without a certified oracle result",))
+                point, details = _fallback(plan, b)
+            return Outcome(self._finish(plan, problem, point + out_noise), calls=(call,),
+                           results=(result,), details=details)
+
+        return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
+                           keep_diagnostics=keep_diagnostics)
+
+    @staticmethod
+    def _finish(plan: Plan, problem: Problem, theta: np.ndarray) -> np.ndarray:
+        """Post-processing: the optional projection of the noisy point onto the set."""
         if plan.project_output and problem.constraint is not None:
-            theta = problem.constraint.project(theta)
-        notes = () if result.certified else ("UNSAFE: released without a certified oracle result",)
-        return Release(
-            theta=theta, epsilon=self.epsilon, delta=self.delta,
-            mechanism=f"{self.name} [{self.theorem}]", parameters=parameters,
-            oracle_calls=(result,), seed=seed_info, private=bool(result.certified),
-            problem=problem.summary(), notes=notes,
-        )
+            return np.asarray(problem.constraint.project(theta), dtype=np.float64)
+        return np.asarray(theta, dtype=np.float64)
 
     def _recheck(self, plan: Plan, b: np.ndarray, result: OracleResult) -> tuple[OracleResult, np.ndarray]:
         """dpopt's certificate: the feasible point x⁺ and a proof ‖x⁺ − θ*‖ ≤ tolerance."""
@@ -253,6 +266,45 @@ class ConvexMechanism(Mechanism):
         accepted = bool(cert.distance_bound <= plan.tolerance)
         recheck = dict(cert.to_dict(), tolerance=plan.tolerance)
         return result.with_recheck(recheck, accepted), cert.point
+
+
+def _acceptance(tolerance: float, has_fallback: bool) -> str:
+    rule = f"point proven within {tolerance:g} of the exact optimum (gradient-mapping certificate)"
+    if has_fallback:
+        rule += "; otherwise accelerated proximal gradient, whose a-priori bound proves the same"
+    return rule
+
+
+def _fallback_supported(template: Problem) -> bool:
+    """Whether the a-priori fallback covers this problem (decided from its structure only)."""
+    try:  # TEMP until apg lands
+        from dpopt.modeling.apg import fallback_supported
+    except ImportError:
+        return False
+    return bool(fallback_supported(template))
+
+
+def _accelerate(backend: Backend, template: Problem, b: np.ndarray, options: SolveOptions) -> OracleResult:
+    """The accelerator's answer; any failure of the external solver is an ERROR result, never an exception."""
+    try:
+        return backend.solve(backend.prepare(template), b, options)
+    except Exception as exc:  # noqa: BLE001 — an accelerator may fail; the fallback answers
+        return OracleResult(solution=None, status=OracleStatus.ERROR, solver_certified=False, solve_time=math.nan,
+                            backend=backend.name, backend_version=backend.version() or "unknown",
+                            raw_status="exception", message=f"{type(exc).__name__}")
+
+
+def _fallback(plan: Plan, b: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+    """The fallback's point, proven within the plan's tolerance a priori."""
+    from dpopt.modeling.apg import solve_with_proof
+
+    t = plan.template
+    assert t.perturbation is not None
+    solved = solve_with_proof(t.with_perturbation(t.perturbation.with_noise(b)), plan.tolerance)
+    details = {"answered_by": "fallback", "fallback_iterations": solved.iterations,
+               "fallback_distance_bound": solved.distance_bound,
+               "fallback_certificate": solved.certificate.to_dict()}
+    return np.asarray(solved.point, dtype=np.float64), details
 
 
 def template_problem(problem: Problem, zeta: float = 0.0, theta0: np.ndarray | None = None) -> Problem:

@@ -1,15 +1,32 @@
 """Shared machinery of the oracle-efficient mechanisms over a discrete domain (NRVW19).
 
 OPDisc, RSPM and OPSamp all perturb a :class:`~dpopt.modeling.discrete.DiscreteProblem`
-(a 0/1 loss over an IntegerGrid), call a MIP oracle one or more times, and may release
-only answers the oracle certified (DESIGN.md's oracle contract).  This module holds the
-path they share: validate the problem, resolve and prepare the backend *before* the
-budget is touched, charge the ledger once, call the oracle, re-check that each answer
-is a point of the grid, and fail closed.
+(a 0/1 loss over an IntegerGrid) and call a MIP oracle one or more times.  They share the
+run pipeline (:func:`~dpopt.mechanisms.pipeline.run_private`) and this module's rules.
+
+Private mode: no success bit
+----------------------------
+* **Run to completion.**  Without a ``time_limit`` (and without a node limit in the
+  solver profile) every oracle call runs until the solver proves its answer, so whether a
+  run releases does not depend on the data.  A time or node limit is an explicit opt-in:
+  the release then says its guarantee is conditional on termination, and a run stopped by
+  the limit raises :class:`~dpopt.errors.UncertifiedOracleError`, an outcome the privacy
+  guarantee does not cover (the CLI says so).
+* **Crashes are retried with the same noise.**  A call that ends in a solver error (e.g.
+  a CP-SAT child process that died) is repeated with the same η in a fresh solve, up to
+  :data:`CRASH_RETRIES` times, before anything is reported.  The number of tries is fixed
+  in advance, never chosen from what the solver said.
+* **α-robust acceptance.**  A solver's "optimal" is not trusted to the last bit: an answer
+  is accepted when it is a grid point and its objective, recomputed by dpopt with exact
+  integer margins, is within the mechanism's declared ``alpha`` of the solver's proven
+  lower bound (or the backend certified it exactly).  Each mechanism's noise accounts for
+  α (OPDisc's shift 4GD²/τ + 4αD²/τ², RSPM's 2B + 2α per separator, OPSamp's λ), so an
+  α-optimal answer is enough for the proof.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,15 +36,21 @@ import numpy as np
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
-from dpopt.backends.result import OracleResult, SolveOptions
+from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism
-from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.pipeline import Outcome, run_private
+from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind
-from dpopt.privacy.ledger import Charge
-from dpopt.privacy.rng import SeedInfo
 
 Solver = str | Path | SolverProfile | Backend
+
+#: times a crashed oracle call is repeated with the same noise before it is reported
+CRASH_RETRIES = 2
+#: the public note of a release whose oracle ran under a time or node limit
+LIMIT_NOTE = ("a time or node limit was set: the (ε, δ) guarantee holds only if no run on any "
+              "neighbouring dataset stops on it (a stop raises UncertifiedOracleError, which is not "
+              "covered); run without time_limit for an unconditional guarantee")
 
 
 @dataclass
@@ -36,15 +59,33 @@ class OracleSession:
 
     template: DiscreteProblem  # the problem with the mechanism's perturbation kind (no noise)
     backend: Backend
+    version: str
     options: SolveOptions
-    prepared: Any
+    prepared: Any = None
+
+    @property
+    def limited(self) -> bool:
+        """Whether the user opted into a time or node limit (the guarantee is then conditional)."""
+        return self.options.time_limit is not None or self.options.max_iterations is not None
+
+
+def check_alpha(alpha: object) -> float:
+    """α ≥ 0, finite (MechanismError otherwise)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (math.isfinite(alpha) and alpha >= 0):
+        raise MechanismError(f"alpha must be a finite number ≥ 0, got {alpha!r}")
+    return float(alpha)
 
 
 class DiscreteMechanism(Mechanism):
-    """Base of the mechanisms whose oracle minimizes L(D, w) + P_η(w) over W_τ."""
+    """Base of the mechanisms whose oracle minimizes L(D, w) + P_η(w) over W_τ.
+
+    Subclasses set ``self.alpha`` (the accepted additive suboptimality, public) before
+    running; their calibration accounts for it.
+    """
 
     #: how the mechanism's noise enters the oracle problem
     kind: ClassVar[PerturbationKind] = "normalized"
+    alpha: float = 0.0
 
     def _template(self, problem: object) -> DiscreteProblem:
         """The problem with this mechanism's perturbation kind, or MechanismError."""
@@ -59,61 +100,95 @@ class DiscreteMechanism(Mechanism):
 
     def _session(self, template: DiscreteProblem, solver: Solver, time_limit: float | None,
                  threads: int | None) -> OracleSession:
-        """Resolve, check and compile the oracle (no budget is spent if this raises)."""
+        """Resolve and check the oracle from public facts (nothing is charged if this raises).
+
+        Compilation, which reads the data, happens after the charge (:meth:`_execute`);
+        the compilers read their scaling and limits from the schema, so it cannot refuse
+        for one row's sake.
+        """
         self._check_time_limit(time_limit)
         backend, profile = resolve(solver, template)
-        backend.require()
+        version = backend.require()
         backend.check(template)
         options = merge_options(profile, time_limit=time_limit, threads=threads)
-        self.ledger.require(self.epsilon, self.delta)
-        return OracleSession(template, backend, options, backend.prepare(template))
+        return OracleSession(template, backend, version, options)
 
-    def _calls(self, session: OracleSession, etas: Iterable[np.ndarray],
-               accept: Callable[[OracleResult, DiscreteProblem], bool] | None = None,
-               ) -> tuple[list[OracleResult], Charge]:
-        """Charge the ledger once, then solve for each η until one is not accepted.
+    def _acceptance(self) -> str:
+        if self.alpha > 0:
+            return (f"grid point within α={self.alpha:g} of the solver's proven lower bound "
+                    "(objective recomputed with exact integer margins), or certified optimal")
+        return "grid point certified optimal (zero gap, re-checked with exact integer margins)"
 
-        Each result carries the re-check ``on_grid`` (and ``accepted`` when ``accept`` is
-        given); its ``certified`` verdict is the backend's certificate *and* the re-check.
-        If a call raises, the charge stays spent and is marked unreleased.
+    def _execute(self, session: OracleSession, draw: Callable[[np.random.Generator], Iterable[np.ndarray]],
+                 finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray], *,
+                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool) -> Release:
+        """The pipeline for a discrete mechanism: charge, compile, solve every η, release.
+
+        Parameters
+        ----------
+        session : OracleSession
+            From :meth:`_session`.
+        draw : callable
+            ``draw(rng)`` → the noise vectors, one per oracle call (drawn lazily).
+        finish : callable
+            ``finish(rng, results)`` → the released vector from the accepted results.
         """
-        label = session.template.summary()
-        charge = self.ledger.charge(self.epsilon, self.delta, label=label, mechanism=self.name)
-        results: list[OracleResult] = []
-        try:
-            for eta in etas:
-                res = session.backend.solve(session.prepared, eta, session.options)
-                res = self._recheck(res, session.template.with_eta(eta), accept)
+        call = OracleCall(session.backend.name, session.version, "oracle", self._acceptance())
+        notes = (LIMIT_NOTE,) if session.limited else ()
+        parameters = dict(parameters, backend=session.backend.name, alpha=self.alpha,
+                          private_mode="time or node limit (conditional guarantee)" if session.limited
+                          else "run to completion")
+
+        def work(rng: np.random.Generator) -> Outcome:
+            session.prepared = session.backend.prepare(session.template)
+            results: list[OracleResult] = []
+            for eta in draw(rng):
+                res = self._solve(session, eta)
                 results.append(res)
                 if not res.certified:
-                    break
-        except BaseException:
-            self.ledger.mark_unreleased(charge)
-            raise
-        return results, charge
+                    return self._not_accepted(session, call, results, rng, finish)
+            theta = finish(rng, results)
+            return Outcome(theta, calls=(call,) * len(results), results=tuple(results))
 
-    @staticmethod
-    def _recheck(res: OracleResult, problem: DiscreteProblem,
-                 accept: Callable[[OracleResult, DiscreteProblem], bool] | None) -> OracleResult:
+        return run_private(self, work, problem=session.template.summary(), parameters=parameters,
+                           seed=seed, keep_diagnostics=keep_diagnostics, notes=notes)
+
+    def _solve(self, session: OracleSession, eta: np.ndarray) -> OracleResult:
+        """One oracle call, retried with the same η after a crash, then re-checked."""
+        problem = session.template.with_eta(eta)
+        res = session.backend.solve(session.prepared, eta, session.options)
+        for _ in range(CRASH_RETRIES):
+            if res.status is not OracleStatus.ERROR:
+                break
+            res = session.backend.solve(session.prepared, eta, session.options)
+        return self._recheck(res, problem)
+
+    def _recheck(self, res: OracleResult, problem: DiscreteProblem) -> OracleResult:
+        """dpopt's verdict: on the grid, and certified optimal or proven α-optimal."""
         w = res.solution
         on_grid = w is not None and problem.domain.contains(w)
-        recheck = {**(res.recheck or {}), "on_grid": bool(on_grid)}
-        if accept is None:
-            return res.with_recheck(recheck, on_grid)
-        # an α-approximate oracle: ``accept`` (which checks the proven gap itself)
-        # replaces the backend's exact-optimality verdict
-        ok = bool(on_grid and accept(res, problem))
-        return replace(res, recheck=recheck | {"accepted": ok}, certified=ok)
+        gap = math.nan
+        if on_grid and w is not None and math.isfinite(res.dual_bound):
+            gap = problem.objective(w) - res.dual_bound
+        alpha_ok = self.alpha > 0 and math.isfinite(gap) and gap <= self.alpha
+        ok = bool(on_grid and (res.certified or alpha_ok))
+        recheck = {**(res.recheck or {}), "on_grid": bool(on_grid), "proven_gap": gap, "accepted": ok}
+        return replace(res, recheck=recheck, certified=ok)
 
-    def _release(self, theta: np.ndarray, results: list[OracleResult], charge: Charge,
-                 parameters: dict[str, Any], seed: SeedInfo, template: DiscreteProblem) -> Release:
-        """Fail closed unless every call was accepted; else the Release."""
-        ok = bool(results) and all(r.certified for r in results)
-        if not ok:
-            self._fail_closed(next((r for r in results if not r.certified), results[-1]), charge)
-        return Release(
-            theta=np.asarray(theta, dtype=np.float64), epsilon=self.epsilon, delta=self.delta,
-            mechanism=f"{self.name} [{self.theorem}]", parameters=parameters,
-            oracle_calls=tuple(results), seed=seed, private=ok, problem=template.summary(),
-            notes=() if ok else ("UNSAFE: released without a certified oracle result",),
-        )
+    def _not_accepted(self, session: OracleSession, call: OracleCall, results: list[OracleResult],
+                      rng: np.random.Generator,
+                      finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray]) -> Outcome:
+        """Fail closed (raise), or an unsafe release when the user asked for one."""
+        last = results[-1]
+        if last.status is OracleStatus.LIMIT:
+            reason = f"the oracle ({session.backend.name}) stopped on the {last.limit or 'time'} limit you set"
+        else:
+            reason = (f"the oracle ({session.backend.name}) did not prove its answer "
+                      f"(status {last.status.value}, after {CRASH_RETRIES} retries of a crash)")
+        if self.on_uncertified == "raise":
+            raise self._uncertified(reason, tuple(results))
+        unsafe = OracleCall(call.backend, call.backend_version, call.role, call.acceptance, certified=False)
+        solved = [r for r in results if r.solution is not None]
+        theta = finish(rng, solved) if solved else np.zeros(session.template.dim)
+        return Outcome(theta, calls=(unsafe,) * len(results), results=tuple(results), private=False,
+                       notes=("UNSAFE: released without a certified oracle result",))

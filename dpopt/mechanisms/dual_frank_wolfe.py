@@ -74,7 +74,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms.base import Mechanism, NoiseChoice, NoiseSpec
-from dpopt.mechanisms.frank_wolfe import _charged, _start_charge
+from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
 from dpopt.modeling.losses import LogisticLoss, Loss, SquaredLoss
@@ -425,7 +425,7 @@ class DualFrankWolfe(Mechanism):
         return lambda shape: -gumbel_noise(rng, scale, shape)
 
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 2 once and return the release.
 
         ``solver``, ``time_limit`` and ``threads`` are accepted for the common
@@ -434,9 +434,8 @@ class DualFrankWolfe(Mechanism):
         self._check_time_limit(time_limit)
         plan = self.plan(problem)
         norm = next(r for r in problem.regularizers if isinstance(r, SubmodularNorm))
-        rng, seed_info, charge = _start_charge(self, problem.summary(), seed)
 
-        def work() -> np.ndarray:
+        def work(rng: np.random.Generator) -> Outcome:
             dual = DualLoss(problem.loss, problem.l2_weight, self.inner_tolerance)
             draw = self._draw(rng, plan.scale)
             s = np.zeros(problem.dim)  # s₀ ∈ K, data-independent
@@ -445,12 +444,9 @@ class DualFrankWolfe(Mechanism):
                 rho = dual_step_size(t, self.step)
                 s = (1.0 - rho) * s + rho * v
             if self.release == "dual":
-                return s
-            return dual.primal(s) + plan.recovery.draw(rng, problem.dim)
+                return Outcome(s, notes=("the released vector is the dual iterate ŝ ∈ K, not θ",))
+            return Outcome(dual.primal(s) + plan.recovery.draw(rng, problem.dim))
 
-        theta = _charged(self, charge, work)
-        notes = ("the released vector is the dual iterate ŝ ∈ K, not θ",) if self.release == "dual" else ()
-        return Release(theta=theta, epsilon=self.epsilon, delta=self.delta,
-                       mechanism=f"{self.name} [{self.theorem}]",
-                       parameters=dict(plan.parameters, omega_weight=norm.lam),
-                       oracle_calls=(), seed=seed_info, private=True, problem=problem.summary(), notes=notes)
+        return run_private(self, work, problem=problem.summary(),
+                           parameters=dict(plan.parameters, omega_weight=norm.lam), seed=seed,
+                           keep_diagnostics=keep_diagnostics)

@@ -103,6 +103,7 @@ from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import DataError, MechanismError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
@@ -111,7 +112,6 @@ from dpopt.modeling.sets import ConstraintSet, L1Ball, L2Ball, LinfBall, Simplex
 from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
 from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
-from dpopt.privacy.rng import SeedInfo, make_rng
 from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, laplace_noise
 
 __all__ = ["GaussianFrankWolfe", "PolytopeFrankWolfe", "step_size"]
@@ -183,23 +183,6 @@ def _paper_iterations(curvature: float, n: int, epsilon: float, scale: float, wh
             f"cannot choose the paper's T without a finite curvature bound and {what}; pass iterations=T"
         )
     return max(1, math.ceil((curvature * n * epsilon / scale) ** (2.0 / 3.0)))
-
-
-def _start_charge(mech: Mechanism, label: str, seed: int | None) -> tuple[np.random.Generator, SeedInfo, Any]:
-    """Check the budget, seed the generator, charge the ledger once (the data is about to be touched)."""
-    mech.ledger.require(mech.epsilon, mech.delta)
-    rng, seed_info = make_rng(seed)
-    charge = mech.ledger.charge(mech.epsilon, mech.delta, label=label, mechanism=mech.name)
-    return rng, seed_info, charge
-
-
-def _charged(mech: Mechanism, charge: Any, work: Callable[[], np.ndarray]) -> np.ndarray:
-    """Run ``work``; if it raises, the charge stays spent and is marked unreleased."""
-    try:
-        return work()
-    except BaseException:
-        mech.ledger.mark_unreleased(charge)
-        raise
 
 
 # ---------------------------------------------------------------------------
@@ -443,13 +426,8 @@ class PolytopeFrankWolfe(Mechanism):
             return lambda k: laplace_noise(rng, scale, k)
         return lambda k: -gumbel_noise(rng, scale, k)
 
-    def _release(self, theta: np.ndarray, plan: PolytopePlan, seed_info: SeedInfo, summary: str) -> Release:
-        return Release(theta=theta, epsilon=self.epsilon, delta=self.delta,
-                       mechanism=f"{self.name} [{self.theorem}]", parameters=dict(plan.parameters),
-                       oracle_calls=(), seed=seed_info, private=True, problem=summary)
-
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 4 once on ``problem`` and return the release.
 
         ``solver``, ``time_limit`` and ``threads`` are accepted for the common
@@ -459,9 +437,8 @@ class PolytopeFrankWolfe(Mechanism):
         plan = self.plan(problem)
         c = problem.constraint
         assert c is not None
-        rng, seed_info, charge = _start_charge(self, problem.summary(), seed)
 
-        def work() -> np.ndarray:
+        def work(rng: np.random.Generator) -> Outcome:
             oracle: Any
             if plan.fast:
                 data = problem.loss.data
@@ -469,10 +446,11 @@ class PolytopeFrankWolfe(Mechanism):
                                                                      lam=problem.l2_weight))
             else:
                 oracle = ProblemGradient(problem, c.center())
-            return noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, self._draw(rng, plan.scale), self.step)
+            draw = self._draw(rng, plan.scale)
+            return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
 
-        theta = _charged(self, charge, work)
-        return self._release(theta, plan, seed_info, problem.summary())
+        return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
+                           keep_diagnostics=keep_diagnostics)
 
     def run_lasso(self, X: Any, y: np.ndarray, *, radius: float, x_bound: float = 1.0, y_bound: float = 1.0,
                   lam: float = 0.0, seed: int | None = None, fast: bool = True) -> Release:
@@ -506,19 +484,22 @@ class PolytopeFrankWolfe(Mechanism):
         curvature = 2.0 * (x_bound * 2.0 * ball.r) ** 2 + lam * (2.0 * ball.r) ** 2
         plan = self._calibrate(L1BallScorer(p, ball.r), n, lip, curvature, fast)
         summary = f"squared loss on n={n}, d={p} ({'sparse' if sp.issparse(Xm) else 'dense'}) over L1Ball"
-        rng, seed_info, charge = _start_charge(self, summary, seed)
 
-        def work() -> np.ndarray:
+        def work(rng: np.random.Generator) -> Outcome:
             cls = IncrementalLassoGradient if fast else DirectLassoGradient
             oracle = CoordinateGradient(cls(Xm, yv, np.zeros(p), lam=lam))
-            return noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, self._draw(rng, plan.scale), self.step)
+            draw = self._draw(rng, plan.scale)
+            return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
 
-        theta = _charged(self, charge, work)
-        return self._release(theta, plan, seed_info, summary)
+        return run_private(self, work, problem=summary, parameters=dict(plan.parameters), seed=seed)
 
 
 def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[Any, np.ndarray]:
-    """Validate shapes and declared bounds (messages name shapes and bounds, never values)."""
+    """Validate shapes and map the data onto the declared bounds row by row.
+
+    Entries of X are clipped to [−x_bound, x_bound] (each row then has ‖x‖∞ ≤ x_bound) and
+    labels to [−y_bound, y_bound]: a row outside its declaration is mapped, never refused
+    for its values (refusing would reveal it).  Only shapes and NaN/inf are refused."""
     for value, name in ((x_bound, "x_bound"), (y_bound, "y_bound")):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
             raise MechanismError(f"{name} must be a positive finite number (a declared public bound)")
@@ -529,11 +510,13 @@ def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[A
     values = Xm.data if sp.issparse(Xm) else Xm
     if not (np.all(np.isfinite(values)) and np.all(np.isfinite(yv))):
         raise DataError("X or y contains NaN or inf entries")
-    if values.size and float(np.max(np.abs(values))) > x_bound * (1 + 1e-12):
-        raise DataError(f"some entries of X exceed the declared x_bound={x_bound} (‖x‖∞ bound); clip them first")
-    if float(np.max(np.abs(yv))) > y_bound * (1 + 1e-12):
-        raise DataError(f"some labels exceed the declared y_bound={y_bound}; clip them first")
-    return Xm, yv
+    if values.size and float(np.max(np.abs(values))) > x_bound:
+        if sp.issparse(Xm):
+            Xm = Xm.copy()
+            np.clip(Xm.data, -x_bound, x_bound, out=Xm.data)
+        else:
+            Xm = np.clip(Xm, -x_bound, x_bound)
+    return Xm, np.clip(yv, -y_bound, y_bound)
 
 
 # ---------------------------------------------------------------------------
@@ -674,7 +657,7 @@ class GaussianFrankWolfe(Mechanism):
         return GaussianPlan(steps, sigma, sensitivity, lmo, params)
 
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 5 once on ``problem`` and return the release.
 
         ``solver`` matters only for an :class:`~dpopt.modeling.HPolytope`
@@ -685,13 +668,11 @@ class GaussianFrankWolfe(Mechanism):
         plan = self.plan(problem, solver)
         c = problem.constraint
         assert c is not None
-        rng, seed_info, charge = _start_charge(self, problem.summary(), seed)
 
-        def work() -> np.ndarray:
+        def work(rng: np.random.Generator) -> Outcome:
             draw = lambda: gaussian_noise(rng, plan.sigma, problem.dim)  # noqa: E731
-            return gaussian_frank_wolfe(problem.smooth_gradient, c.lmo, c.center(), plan.steps, draw, self.step)
+            return Outcome(gaussian_frank_wolfe(problem.smooth_gradient, c.lmo, c.center(), plan.steps, draw,
+                                                self.step))
 
-        theta = _charged(self, charge, work)
-        return Release(theta=theta, epsilon=self.epsilon, delta=self.delta,
-                       mechanism=f"{self.name} [{self.theorem}]", parameters=dict(plan.parameters),
-                       oracle_calls=(), seed=seed_info, private=True, problem=problem.summary())
+        return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
+                           keep_diagnostics=keep_diagnostics)

@@ -58,13 +58,13 @@ from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.bregman import BregmanProgram, compile_bregman_step, resolve_step_backend
+from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.potentials import MirrorGeometry, MirrorPoint, Potential, make_potential
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.accountant import check_steps, gaussian_sigma_for_composition, paper_sigma
 from dpopt.privacy.calibration import check_epsilon_delta
-from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise
 
 __all__ = ["MirrorPlan", "PrivateMirrorDescent", "theorem_steps"]
@@ -235,7 +235,7 @@ class PrivateMirrorDescent(Mechanism):
     # -- the run ------------------------------------------------------------------------
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 1 once and return the averaged iterate.
 
         Parameters
@@ -250,6 +250,8 @@ class PrivateMirrorDescent(Mechanism):
             For reproducible noise only; by default noise is seeded from OS entropy.
         threads : int, optional
             Unused (kept for the Mechanism interface).
+        keep_diagnostics : bool
+            Keep the compiled steps' solver counts (not private) in ``release.diagnostics``.
 
         Raises
         ------
@@ -267,22 +269,16 @@ class PrivateMirrorDescent(Mechanism):
                 raise MechanismError("mirror steps take a backend name ('clarabel', 'scs') or a Backend")
             program = compile_bregman_step(plan.potential)
             options = SolveOptions(tolerance=1e-9, time_limit=time_limit)
-        self.ledger.require(self.epsilon, self.delta)
-        rng, seed_info = make_rng(seed)
-        charge = self.ledger.charge(self.epsilon, self.delta, label=problem.summary(), mechanism=self.name)
-        try:
-            theta, counts = self._iterate(problem, plan, rng, program, backend, options)
-        except BaseException:
-            self.ledger.mark_unreleased(charge)
-            raise
-        parameters = dict(plan.parameters, **counts)
+        parameters = dict(plan.parameters)
         if program is not None and backend is not None:
             parameters["step_backend"] = backend.name
-        return Release(
-            theta=theta, epsilon=self.epsilon, delta=self.delta,
-            mechanism=f"{self.name} [{self.theorem}]", parameters=parameters,
-            oracle_calls=(), seed=seed_info, private=True, problem=problem.summary(),
-        )
+
+        def work(rng: np.random.Generator) -> Outcome:
+            theta, counts = self._iterate(problem, plan, rng, program, backend, options)
+            return Outcome(theta, details=counts)  # the counts depend on the data: diagnostics only
+
+        return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
+                           keep_diagnostics=keep_diagnostics)
 
     def _iterate(self, problem: Problem, plan: MirrorPlan, rng: np.random.Generator,
                  program: BregmanProgram | None, backend: Any, options: SolveOptions | None,

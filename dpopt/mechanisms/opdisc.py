@@ -39,12 +39,16 @@ from typing import Any
 
 import numpy as np
 
+from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver
+from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver, check_alpha
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
-from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise
+
+#: the additive suboptimality an oracle answer may have (in loss units: rows); the shift
+#: Δ = 4GD²/τ + 4αD²/τ² accounts for it
+DEFAULT_ALPHA = 1e-3
 
 
 def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon: float, delta: float) -> float:
@@ -71,10 +75,11 @@ class OPDisc(DiscreteMechanism):
     theorem = "NRVW19 Alg. 1 / Thm. 1, σ corrected (uniform bad set)"
     kind = "normalized"
 
-    def __init__(self, epsilon: float, delta: float, **kwargs: Any) -> None:
+    def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA, **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
         if self.delta == 0:
             raise MechanismError("OPDisc needs delta > 0 (its noise is Gaussian)")
+        self.alpha = check_alpha(alpha)
 
     def sigma(self, problem: DiscreteProblem) -> float:
         """The noise scale for ``problem`` (public: from τ, D, d, G, ε, δ only)."""
@@ -83,17 +88,37 @@ class OPDisc(DiscreteMechanism):
                             self.epsilon, self.delta)
 
     def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None) -> Release:
-        """Draw η, call the oracle once, release ŵ only if the oracle certified it."""
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+        """Draw η, call the oracle once (to completion unless ``time_limit`` is set), release ŵ.
+
+        Parameters
+        ----------
+        problem : DiscreteProblem
+            The plain (unperturbed) problem.
+        solver : str, path or Backend
+            The MIP oracle (``highs``, ``highs-grouped``, ``cpsat``, ``bruteforce`` or a profile).
+        time_limit : float, optional
+            Opt-in: the guarantee then holds only if no neighbouring run stops on it, and a run
+            that stops raises UncertifiedOracleError (see :mod:`dpopt.mechanisms.discrete_base`).
+        seed : int, optional
+            For reproducible noise only.
+        threads : int, optional
+            Solver threads.
+        keep_diagnostics : bool
+            Keep the solver's record (not private) in ``release.diagnostics``.
+        """
         template = self._template(problem)
         sigma = self.sigma(template)
         session = self._session(template, solver, time_limit, threads)
-        rng, seed_info = make_rng(seed)
-        eta = np.asarray(gaussian_noise(rng, sigma, template.dim + 1), dtype=np.float64)
-        results, charge = self._calls(session, [eta])
         params = {"noise": "gaussian", "noise_scale": sigma, "lipschitz": template.loss.lipschitz,
-                  "l2_bound": template.domain.bound(template.dim), "step": template.domain.step,
-                  "backend": session.backend.name}
-        w = results[-1].solution
-        theta = np.zeros(template.dim) if w is None else w
-        return self._release(theta, results, charge, params, seed_info, template)
+                  "l2_bound": template.domain.bound(template.dim), "step": template.domain.step}
+
+        def draw(rng: np.random.Generator) -> list[np.ndarray]:
+            return [np.asarray(gaussian_noise(rng, sigma, template.dim + 1), dtype=np.float64)]
+
+        def finish(rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+            w = results[-1].solution
+            return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
+
+        return self._execute(session, draw, finish, parameters=params, seed=seed,
+                             keep_diagnostics=keep_diagnostics)

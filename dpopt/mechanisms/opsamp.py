@@ -44,6 +44,7 @@ that is not accepted fails the whole run closed: nothing is released, the budget
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +55,6 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
-from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import exponential_noise, laplace_noise
 
 #: stability constant of Lemma 8 (Suggala–Netrapalli's 125, doubled for replacement)
@@ -97,7 +97,9 @@ class OPSamp(DiscreteMechanism):
     epsilon, delta : float
         Target guarantee; δ > 0 is required (the averaging holds with probability 1 − δ).
     alpha : float
-        Additive accuracy of the oracle that is accepted (0: exact, certified optimum).
+        Additive accuracy of the oracle that is accepted (0: exact, certified optimum); the
+        default 1e-3 (in loss units) makes the acceptance robust to solver tolerances and
+        adds α/(10G) to λ.
     calls : int, optional
         Number m of oracle calls (default from Alg. 2's γ).
     rate : float, optional
@@ -114,7 +116,7 @@ class OPSamp(DiscreteMechanism):
     theorem = "NRVW19 Alg. 2 / Thm. 11, Lemma 9 union bound corrected, ℓ1-diameter cap"
     kind = "linear"
 
-    def __init__(self, epsilon: float, delta: float, *, alpha: float = 0.0, calls: int | None = None,
+    def __init__(self, epsilon: float, delta: float, *, alpha: float = 1e-3, calls: int | None = None,
                  rate: float | None = None, beta: float = 0.05, max_calls: int = 10_000,
                  **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
@@ -158,28 +160,27 @@ class OPSamp(DiscreteMechanism):
         return OPSampPlan(calls=m, gamma=gamma, rate=rate, lipschitz_l1=G, diameter_inf=d_inf, diameter_l2=d2,
                           diameter_l1=d1, sensitivity=lam, laplace_scale=lam / eps)
 
-    def _accept(self, res: OracleResult, problem: DiscreteProblem) -> bool:
-        """α-approximate acceptance: the solver's proven lower bound is within α of f(w)."""
-        if res.solution is None or not math.isfinite(res.dual_bound):
-            return False
-        return bool(problem.objective(res.solution) - res.dual_bound <= self.alpha)
-
     def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None) -> Release:
-        """m perturbed oracle calls, their average, Laplace noise; fail closed on any bad call.
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+        """m perturbed oracle calls, their average, Laplace noise.
 
-        ``time_limit`` applies to each call.
+        Each call runs to completion unless ``time_limit`` (per call) is set, which makes the
+        guarantee conditional (see :mod:`dpopt.mechanisms.discrete_base`).
         """
         template = self._template(problem)
         plan = self.plan(template)
         session = self._session(template, solver, time_limit, threads)
-        rng, seed_info = make_rng(seed)
         d = template.dim
-        draws = (exponential_noise(rng, 1.0 / plan.rate, d) for _ in range(plan.calls))
-        accept = self._accept if self.alpha > 0 else None
-        results, charge = self._calls(session, draws, accept)
-        mu = laplace_noise(rng, plan.laplace_scale, d)
-        sols = [r.solution for r in results if r.solution is not None]
-        avg = np.mean(sols, axis=0) if sols else np.zeros(d)
-        params = {"noise": "laplace", **plan.to_dict(), "alpha": self.alpha, "backend": session.backend.name}
-        return self._release(avg + mu, results, charge, params, seed_info, template)
+        params = {"noise": "laplace", **plan.to_dict()}
+
+        def draw(rng: np.random.Generator) -> Iterator[np.ndarray]:
+            return (exponential_noise(rng, 1.0 / plan.rate, d) for _ in range(plan.calls))
+
+        def finish(rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+            mu = laplace_noise(rng, plan.laplace_scale, d)
+            sols = [r.solution for r in results if r.solution is not None]
+            avg = np.mean(sols, axis=0) if sols else np.zeros(d)
+            return np.asarray(avg + mu, dtype=np.float64)
+
+        return self._execute(session, draw, finish, parameters=params, seed=seed,
+                             keep_diagnostics=keep_diagnostics)

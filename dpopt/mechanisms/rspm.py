@@ -49,12 +49,16 @@ from typing import Any
 
 import numpy as np
 
+from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver
+from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver, check_alpha
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
-from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise, laplace_noise
+
+#: the additive suboptimality an oracle answer may have (in loss units); each separator's
+#: shift 2B + 2α accounts for it
+DEFAULT_ALPHA = 1e-3
 
 
 def separator_count(problem: DiscreteProblem) -> int:
@@ -97,8 +101,10 @@ class RSPM(DiscreteMechanism):
     theorem = "NRW19 / NRVW19 Alg. 3, threshold separator set, σ corrected (uniform bad set)"
     kind = "levels"
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, noise: str = "auto", **kwargs: Any) -> None:
+    def __init__(self, epsilon: float, delta: float = 0.0, *, noise: str = "auto",
+                 alpha: float = DEFAULT_ALPHA, **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
+        self.alpha = check_alpha(alpha)
         if noise not in ("auto", "laplace", "gaussian"):
             raise MechanismError("RSPM noise must be 'auto', 'laplace' or 'gaussian'")
         if noise == "gaussian" and self.delta == 0:
@@ -120,19 +126,24 @@ class RSPM(DiscreteMechanism):
         return "laplace", b
 
     def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None) -> Release:
-        """Draw the separator weights, call the oracle once, release ŵ only if certified."""
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+        """Draw the separator weights, call the oracle once (to completion unless ``time_limit``
+        is set; see :meth:`OPDisc.run <dpopt.mechanisms.opdisc.OPDisc.run>`), release ŵ."""
         template = self._template(problem)
         law, scale = self.noise_law(template)
         session = self._session(template, solver, time_limit, threads)
-        rng, seed_info = make_rng(seed)
-        shape = (template.dim, template.levels - 1)
-        draw = gaussian_noise if law == "gaussian" else laplace_noise
-        weights = np.asarray(draw(rng, scale, shape), dtype=np.float64).reshape(shape)
-        results, charge = self._calls(session, [level_table(weights).reshape(-1)])
         params = {"noise": law, "noise_scale": scale, "separators": separator_count(template),
-                  "loss_bound": float(template.loss.weights.max()), "step": template.domain.step,
-                  "backend": session.backend.name}
-        w = results[-1].solution
-        theta = np.zeros(template.dim) if w is None else w
-        return self._release(theta, results, charge, params, seed_info, template)
+                  "loss_bound": float(template.loss.weights.max()), "step": template.domain.step}
+        shape = (template.dim, template.levels - 1)
+
+        def draw(rng: np.random.Generator) -> list[np.ndarray]:
+            sample = gaussian_noise if law == "gaussian" else laplace_noise
+            weights = np.asarray(sample(rng, scale, shape), dtype=np.float64).reshape(shape)
+            return [level_table(weights).reshape(-1)]
+
+        def finish(rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+            w = results[-1].solution
+            return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
+
+        return self._execute(session, draw, finish, parameters=params, seed=seed,
+                             keep_diagnostics=keep_diagnostics)

@@ -201,8 +201,9 @@ class SubmodularOutputPerturbation(OutputPerturbation):
 
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run once (see :meth:`ConvexMechanism.run`); ``solver="auto"`` is Clarabel."""
         if isinstance(solver, str) and solver.lower() == "auto":
             solver = "clarabel"
-        return super().run(problem, solver=solver, time_limit=time_limit, seed=seed, threads=threads)
+        return super().run(problem, solver=solver, time_limit=time_limit, seed=seed, threads=threads,
+                           keep_diagnostics=keep_diagnostics)

@@ -24,6 +24,7 @@ from dpopt.modeling.potentials import (
 )
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.modeling.schema import Binary, Categorical, Numeric, Schema
 from dpopt.modeling.sets import (
     ConstraintSet,
     GaussianWidth,
@@ -43,6 +44,7 @@ __all__ = [
     "Variable", "VertexPolytope",
     "GroupL1Ball", "HPolytope", "NuclearNormBall",
 ]
+__all__ += ["Binary", "Categorical", "Numeric", "Schema"]
 __all__ += [
     "EntropyPotential", "EuclideanPotential", "GroupL1Potential", "NuclearPotential", "Potential",
     "QNormPotential",

@@ -4,18 +4,24 @@ A :class:`Dataset` holds features ``X`` (n × d) and labels ``y`` (n,) together
 with the bounds a user *declares*: a bound on the row norm of ``X`` (in the ℓ1,
 ℓ2 or ℓ∞ norm) and a bound on ``|y|``.  Every sensitivity in dpopt is computed
 from these declared bounds, never from the data.  Rows outside the bounds are
-clipped (``clip=True``) or refused; messages never contain data values or
+clipped (``clip=True``, the default) or, on request, refused; messages never contain data values or
 data-dependent counts.
+
+A dataset may also carry a :class:`~dpopt.modeling.schema.Schema` (the declared type,
+bounds and grid of every column).  Its rows are then mapped onto the declaration row by
+row (never refused for their values), and the row-norm bound defaults to the one the
+declaration implies.  The 0/1 loss and its MIP oracles need a schema.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
+from dpopt.modeling.schema import Schema
 
 Norm = Literal[1, 2, "inf"]
 _NORMS: dict[object, float] = {1: 1.0, 2: 2.0, "inf": np.inf, np.inf: np.inf, float("inf"): np.inf}
@@ -82,16 +88,26 @@ class Dataset:
         Feature matrix.
     y : array_like, shape (n,)
         Labels (``±1`` for classification losses, reals for regression).
-    x_bound : float
-        Declared bound on the ``x_norm``-norm of every row of ``X``.
+    x_bound : float, optional
+        Declared bound on the ``x_norm``-norm of every row of ``X``.  Required without a
+        schema; with one it defaults to ``schema.row_norm_bound(x_norm)``.
     x_norm : {1, 2, "inf"}
         Order of the norm ``x_bound`` refers to.
     y_bound : float, optional
         Declared bound on ``|y|``. Required by regression losses.
-    clip : bool
-        If true, rows whose norm exceeds ``x_bound`` are scaled onto the bound
-        and labels are clipped to ``[-y_bound, y_bound]``; if false such rows
-        raise :class:`~dpopt.errors.DataError`.
+    clip : bool, default True
+        If true (the default), rows whose norm exceeds ``x_bound`` are scaled onto the
+        bound and labels are clipped to ``[-y_bound, y_bound]``: data that does not fit
+        its declaration is mapped onto it row by row.  ``clip=False`` raises
+        :class:`~dpopt.errors.DataError` instead; that refusal depends on the values, so
+        it is for checking one's own data, not for a private pipeline.
+    schema : Schema, optional
+        The public declaration of the columns.  With a schema, ``X`` is first mapped onto
+        it row by row (:meth:`Schema.map_rows`: rounded onto the declared grid, clipped to
+        the declared bounds, one-hot blocks made valid), so no row is refused for its
+        values.  If an explicit ``x_bound`` is smaller than the schema's bound and
+        ``clip=True`` scales a row, that row leaves the grid; the 0/1 loss then reads it
+        rounded back onto the grid (:meth:`Schema.to_integers`).
 
     Notes
     -----
@@ -102,10 +118,11 @@ class Dataset:
 
     X: np.ndarray
     y: np.ndarray
-    x_bound: float
+    x_bound: float | None = None
     x_norm: Norm = 2
     y_bound: float | None = None
-    clip: bool = False
+    clip: bool = True
+    schema: Schema | None = None
     _order: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -116,7 +133,14 @@ class Dataset:
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise DataError(f"X must have at least one row and one column, got shape {X.shape}")
         order = norm_order(self.x_norm)
-        xb = _check_bound(self.x_bound, "x_bound", required=True)
+        xb_declared = self.x_bound
+        if self.schema is not None:
+            if not isinstance(self.schema, Schema):
+                raise ModelError(f"schema must be a dpopt Schema, got {type(self.schema).__name__}")
+            X = self.schema.map_rows(X)
+            if xb_declared is None:
+                xb_declared = self.schema.row_norm_bound(order)
+        xb = _check_bound(xb_declared, "x_bound", required=True)
         assert xb is not None
         yb = _check_bound(self.y_bound, "y_bound", required=False)
         X = self._enforce_rows(X, order, xb)
@@ -210,10 +234,44 @@ class Dataset:
         return self._like(self.X[idx], self.y[idx])
 
     def _like(self, X: np.ndarray, y: np.ndarray) -> Dataset:
-        return Dataset(X, y, x_bound=self.x_bound, x_norm=self.x_norm, y_bound=self.y_bound, clip=self.clip)
+        return Dataset(X, y, x_bound=self.x_bound, x_norm=self.x_norm, y_bound=self.y_bound, clip=self.clip,
+                       schema=self.schema)
+
+    @classmethod
+    def from_frame(cls, frame: Any, label: str, *, schema: Schema, positive: Any = None,
+                   **bounds: Any) -> Dataset:
+        """A dataset from a table (pandas DataFrame or mapping of column → 1-D array).
+
+        Parameters
+        ----------
+        frame : DataFrame or mapping
+            Holds every column ``schema`` declares (encoded with :meth:`Schema.encode`)
+            and the label column.
+        label : str
+            The label column.
+        schema : Schema
+            The declaration of the feature columns.
+        positive : optional
+            If given, labels equal to it become +1 and every other label −1; otherwise the
+            label column must be numeric.
+        **bounds
+            ``x_bound``, ``x_norm``, ``y_bound``, ``clip`` as for :class:`Dataset`.
+        """
+        if not isinstance(schema, Schema):
+            raise ModelError("Dataset.from_frame needs a dpopt Schema (schema=...)")
+        try:
+            raw = np.asarray(frame[label])
+        except (KeyError, IndexError, TypeError):
+            raise DataError(f"the table has no label column {label!r}") from None
+        if positive is not None:
+            y: object = np.where(np.array([v == positive for v in raw.tolist()], dtype=bool), 1.0, -1.0)
+        else:
+            y = raw
+        return cls(schema.encode(frame), y, schema=schema, **bounds)
 
     def __repr__(self) -> str:
+        extra = "" if self.schema is None else f", schema={self.schema!r}"
         return (
             f"Dataset(n={self.n}, d={self.n_features}, x_bound={self.x_bound}, "
-            f"x_norm={self.x_norm}, y_bound={self.y_bound})"
+            f"x_norm={self.x_norm}, y_bound={self.y_bound}{extra})"
         )

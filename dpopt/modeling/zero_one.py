@@ -1,6 +1,20 @@
-"""The 0/1 loss of a linear classifier over a discrete domain (NRVW19 Sec. 5, App. D)."""
+"""The 0/1 loss of a linear classifier over a discrete domain (NRVW19 Sec. 5, App. D).
+
+Margins are evaluated exactly, in integers: the data carry a declared
+:class:`~dpopt.modeling.schema.Schema`, so A = s·X is an integer matrix
+(:meth:`ZeroOneLoss.integer_rows`), and at a grid point w = τk
+
+    y_i⟨x_i, w⟩ = (τ/s)·y_i⟨A_i, k⟩,    so    error_i ⟺ y_i⟨A_i, k⟩ ≤ 0.
+
+The paper states the loss with real margins; floating point can call a margin that is
+exactly zero (a point on the hyperplane, an error) slightly positive or negative.  Every
+discrete backend, their re-checks and :meth:`ZeroOneLoss.values` use these same integers,
+so they agree exactly (issue 10, item 4).
+"""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -16,13 +30,20 @@ class ZeroOneLoss:
     Parameters
     ----------
     data : Dataset
-        Labels must be ±1.
+        Labels must be ±1, and the dataset must carry a :class:`~dpopt.modeling.schema.Schema`
+        (the declared grid makes the margins exact integers).
     variable : Variable
         The classifier w; its size must equal the number of features.
     domain : IntegerGrid
         The discrete domain W_τ.
     weights : array_like, optional
         Non-negative per-row weights c_i (default 1): the weighted 0/1 loss.
+
+    Raises
+    ------
+    ModelError
+        If the data have no schema, the labels are not ±1, the sizes disagree or the
+        domain is not an IntegerGrid (all public facts: no value is read).
 
     Notes
     -----
@@ -41,6 +62,10 @@ class ZeroOneLoss:
             raise ModelError(f"variable has size {variable.size} but the data has {data.n_features} features")
         if not isinstance(domain, IntegerGrid):
             raise ModelError("ZeroOneLoss needs an IntegerGrid domain (a continuous w is not supported)")
+        if data.schema is None:
+            raise ModelError("ZeroOneLoss needs data with a declared schema: build the Dataset with "
+                             "schema=dp.Schema(...) (e.g. dp.Schema.uniform(d, dp.Numeric(-1, 1, grid='1/100'))) "
+                             "so that margins are exact integers on the declared grid")
         if not data.labels_are_binary():
             raise ModelError("zero-one loss needs labels in {-1, +1}")
         w = np.ones(data.n) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -66,10 +91,57 @@ class ZeroOneLoss:
         """B = max c_i: each ℓ_i takes values in [0, B] (a bounded loss)."""
         return float(self.weights.max())
 
+    @functools.cached_property
+    def _integers(self) -> np.ndarray:
+        assert self.data.schema is not None
+        A = self.data.schema.to_integers(self.data.X)
+        A.setflags(write=False)
+        return A
+
+    def integer_rows(self) -> np.ndarray:
+        """A = s·X (n × d, int64, read-only): the exact integer features (cached).
+
+        s is :attr:`Schema.scale`; A is computed from the grid indices of the mapped rows.
+        """
+        return self._integers
+
+    @property
+    def scale(self) -> int:
+        """s: the schema's common denominator (A = s·X)."""
+        assert self.data.schema is not None
+        return self.data.schema.scale
+
+    def grid_indices(self, W: np.ndarray) -> np.ndarray:
+        """k = rint(W/τ) (int64) for each row of ``W``."""
+        return np.rint(np.atleast_2d(np.asarray(W, dtype=np.float64)) / self.domain.step).astype(np.int64)
+
+    def margins(self, K: np.ndarray) -> np.ndarray:
+        """y_i⟨A_i, k⟩ exactly, for each row k of ``K`` (m × n).
+
+        float64 BLAS when a public bound (declared |A_ij| times max|k|, summed over j) is
+        below 2⁵³ (every product and partial sum is then an exactly representable integer),
+        int64 below 2⁶², Python integers beyond that.
+        """
+        K = np.atleast_2d(np.asarray(K, dtype=np.int64))
+        A = self._integers
+        assert self.data.schema is not None
+        kmax = int(np.abs(K).max(initial=0))
+        bound = int(self.data.schema.integer_bounds().astype(object).sum()) * kmax
+        y = self.data.y
+        if bound < 2**53:
+            return (K.astype(np.float64) @ A.T.astype(np.float64)) * y
+        if bound < 2**62:
+            return (K @ A.T) * y.astype(np.int64)
+        return (K.astype(object) @ A.T.astype(object)) * y.astype(np.int64).astype(object)
+
     def values(self, W: np.ndarray) -> np.ndarray:
-        """L(D, w) = Σ_i c_i 1[y_i⟨x_i, w⟩ ≤ 0] for each row w of ``W`` (k × d)."""
-        margins = (np.atleast_2d(W) @ self.data.X.T) * self.data.y
-        return (margins <= 0).astype(np.float64) @ self.weights
+        """L(D, w) = Σ_i c_i 1[y_i⟨A_i, k⟩ ≤ 0] for each row w = τk of ``W`` (m × d).
+
+        Exact integer margins (module docstring); ``W`` is read as the grid points
+        τ·rint(W/τ).
+        """
+        errors = np.asarray(self.margins(self.grid_indices(W)) <= 0, dtype=np.float64)
+        return errors @ self.weights
 
     def value(self, w: np.ndarray) -> float:
         return float(self.values(np.asarray(w)[None, :])[0])

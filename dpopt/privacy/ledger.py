@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 import threading
 import time as _time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from dpopt.errors import BudgetExceededError, PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
 
-__all__ = ["Charge", "Ledger"]
+__all__ = ["Charge", "Ledger", "Spend"]
 
 _REL_TOL = 1e-12
 
@@ -55,6 +56,24 @@ class Charge:
     mechanism: str
     released: bool
     time: float
+
+
+class Spend:
+    """The handle of a charge made by :meth:`Ledger.spend` (the data may now be touched).
+
+    Attributes
+    ----------
+    charge : Charge
+        The recorded entry (replaced by its unreleased copy after :meth:`withhold`).
+    """
+
+    def __init__(self, ledger: Ledger, charge: Charge) -> None:
+        self._ledger = ledger
+        self.charge = charge
+
+    def withhold(self) -> None:
+        """Mark the charge as not released; the budget stays spent."""
+        self.charge = self._ledger.mark_unreleased(self.charge)
 
 
 def _check_budget(value: float | None, name: str, *, allow_zero: bool) -> float | None:
@@ -194,6 +213,28 @@ class Ledger:
                 raise BudgetExceededError(self._refusal(eps, dlt, self._charges, "a charge of"))
             self._charges.append(entry)
         return entry
+
+    @contextmanager
+    def spend(self, epsilon: float, delta: float, *, label: str = "",
+              mechanism: str = "") -> Iterator[Spend]:
+        """Charge (ε, δ) now, for a computation that touches the data inside the block.
+
+        Every mechanism runs through this one door: public checks first (outside the
+        block, nothing charged), then ``with ledger.spend(...)``, then the data.  If the
+        block raises, the charge stays spent and is marked unreleased (whether it raised
+        can depend on the data); the block can also :meth:`Spend.withhold` it.
+
+        Raises
+        ------
+        PrivacyParameterError, BudgetExceededError
+            As :meth:`charge`, before the block runs (nothing is charged then).
+        """
+        handle = Spend(self, self.charge(epsilon, delta, label=label, mechanism=mechanism))
+        try:
+            yield handle
+        except BaseException:
+            handle.withhold()
+            raise
 
     def can_afford(self, epsilon: float, delta: float) -> bool:
         """Whether a charge of (ε, δ) would currently fit in the budget.

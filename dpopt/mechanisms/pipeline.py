@@ -1,0 +1,114 @@
+"""The one run pipeline every mechanism goes through.
+
+    public checks  →  charge (``ledger.spend``)  →  touch the data  →  release
+
+1. *Public checks* (the caller, before :func:`run_private`): the problem's structure,
+   calibration from declared constants, backend resolution and compilation limits read
+   from declarations.  They may refuse; nothing is charged and the data is not read.
+2. *Charge*: :func:`run_private` checks the budget, seeds the generator (OS entropy
+   unless the user passes a seed) and charges the ledger in one ``with ledger.spend``.
+3. *Touch the data*: the mechanism's ``work(rng)`` draws its noise, calls its oracles
+   and returns an :class:`Outcome`.  If it raises, the charge stays spent and is marked
+   unreleased.  Private runs are built so that ``work`` does not raise for data reasons
+   (convex fallbacks with a-priori bounds, discrete oracles run to completion).
+4. *Release*: only the noisy output, the public parameters and the public
+   :class:`~dpopt.mechanisms.release.OracleCall` records go into the
+   :class:`~dpopt.mechanisms.release.Release`.  The data-dependent solver record is
+   kept in a :class:`~dpopt.mechanisms.release.Diagnostics` only when the caller asks
+   (``keep_diagnostics=True``); an :class:`~dpopt.errors.UncertifiedOracleError`
+   carries it under the same rule.
+
+Putting the order in one function makes the privacy properties hold by construction for
+every mechanism, including the next one written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpopt.backends.result import OracleResult
+from dpopt.errors import UncertifiedOracleError
+from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
+from dpopt.privacy.rng import make_rng
+
+if TYPE_CHECKING:
+    from dpopt.mechanisms.base import Mechanism
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a mechanism's data-touching part returns to the pipeline.
+
+    Attributes
+    ----------
+    theta : ndarray
+        The noisy output.
+    calls : tuple of OracleCall
+        Public records of the solver calls.
+    results : tuple of OracleResult
+        The data-dependent solver results (diagnostics only).
+    details : dict
+        Other data-dependent facts (diagnostics only).
+    parameters : dict
+        Public parameters known only once the run is set up (added to the plan's).
+    private : bool
+        False only for an unsafe release (the charge is then marked unreleased).
+    notes : tuple of str
+        Public remarks.
+    """
+
+    theta: np.ndarray
+    calls: tuple[OracleCall, ...] = ()
+    results: tuple[OracleResult, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    private: bool = True
+    notes: tuple[str, ...] = ()
+
+
+def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outcome], *, problem: str,
+                parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool = False,
+                notes: tuple[str, ...] = ()) -> Release:
+    """Charge, run ``work`` on the data, and build the release (module docstring).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Supplies ε, δ, the ledger, the name and the theorem.
+    work : callable
+        ``work(rng) -> Outcome``: everything that touches the data.
+    problem : str
+        The problem's public summary (also the ledger label).
+    parameters : dict
+        The public parameters from the plan.
+    seed : int, optional
+        For reproducible noise only; by default OS entropy.
+    keep_diagnostics : bool
+        Keep the non-private solver record in ``release.diagnostics`` (and in an
+        UncertifiedOracleError's ``diagnostics``).
+    notes : tuple of str
+        Public notes known before the run (e.g. a time limit's condition).
+    """
+    mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
+    rng, seed_info = make_rng(seed)
+    with mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
+                                mechanism=mechanism.name) as spend:
+        try:
+            outcome = work(rng)
+        except UncertifiedOracleError as exc:
+            if not keep_diagnostics:
+                exc.diagnostics = None
+            raise
+        if not outcome.private:
+            spend.withhold()
+    diagnostics = Diagnostics(outcome.results, dict(outcome.details)) if keep_diagnostics else None
+    return Release(
+        theta=np.asarray(outcome.theta, dtype=np.float64), epsilon=mechanism.epsilon, delta=mechanism.delta,
+        mechanism=f"{mechanism.name} [{mechanism.theorem}]", parameters={**parameters, **outcome.parameters},
+        oracle_calls=outcome.calls, seed=seed_info, private=outcome.private, problem=problem,
+        notes=(*notes, *outcome.notes), diagnostics=diagnostics,
+    )
