@@ -8,8 +8,9 @@ import pytest
 
 import dpopt as dp
 from dpopt.errors import MechanismError, ModelError, UncertifiedOracleError
-from dpopt.mechanisms.opdisc import opdisc_sigma
+from dpopt.mechanisms.opdisc import DEFAULT_ALPHA, opdisc_shift, opdisc_sigma
 from dpopt.modeling.discrete import brute_force
+from dpopt.privacy.profiles import chi_profile_delta, chi_shift_sigma
 from dpopt.testing import audit
 
 
@@ -27,14 +28,71 @@ def _problem(data, grid=GRID):
     return dp.DiscreteProblem(dp.ZeroOneLoss(data, dp.Variable(data.n_features), grid))
 
 
-def test_sigma_follows_the_corrected_analysis():
-    # Δ = 4GD²/τ, a = √(d+1) + √(2 ln 1/δ), σ = Δ/(√(a²+2ε) − a)
-    s = opdisc_sigma(1.0, math.sqrt(23), 1.0, 23, 1.0, 1 / 15682**2)
-    a = math.sqrt(24) + math.sqrt(2 * math.log(15682**2))
-    assert s == pytest.approx(4 * 23 / (math.sqrt(a * a + 2) - a))
+def test_sigma_is_the_smallest_meeting_the_chi_profile():
+    """Adult (d = 23, D = √23, τ = 1, G = 1, δ = 1/n²): σ is the smallest scale whose
+    χ_{d+1} profile E[(1 − e^{ε − aR − a²/2})₊], a = Δ/σ, is ≤ δ (Δ = 4GD²/τ)."""
+    delta = 1 / 15682**2
+    shift = 4 * 23
+    for eps in (0.1, 1.0):
+        s = opdisc_sigma(1.0, math.sqrt(23), 1.0, 23, eps, delta)
+        assert chi_profile_delta(shift / s, eps, 24) <= delta
+        assert chi_profile_delta(shift / (0.999 * s), eps, 24) > delta
+        # the Borell–TIS cutoff is still available and is larger: Δ/(√(c² + 2ε) − c)
+        c = math.sqrt(24) + math.sqrt(2 * math.log(1 / delta))
+        old = opdisc_sigma(1.0, math.sqrt(23), 1.0, 23, eps, delta, calibration="borell-tis")
+        assert old == pytest.approx(shift / (math.sqrt(c * c + 2 * eps) - c))
+        assert 0.7 < s / old < 0.85
     paper = 7 * 1.0 * 23 * math.sqrt(math.log(15682**2)) / 1.0
-    assert 1.0 < s / paper < 2.0  # larger than the paper's, for the reasons in the docstring
+    assert 1.0 < s / paper < 1.3  # still above the paper's (its Lemma 3 is not uniform in ŵ)
     assert opdisc_sigma(1.0, 2.0, 1.0, 1, 2.0, 1e-3) > opdisc_sigma(1.0, 2.0, 1.0, 1, 4.0, 1e-3)
+    with pytest.raises(MechanismError, match="calibration"):
+        opdisc_sigma(1.0, 2.0, 1.0, 1, 2.0, 1e-3, calibration="rdp")
+
+
+def test_alpha_enters_the_shift():
+    # Δ = 4GD²/τ + 4αD²/τ², and σ is linear in Δ
+    assert opdisc_shift(0.5, 3.0, 0.5, alpha=0.2) == pytest.approx(4 * 0.5 * 9 / 0.5 + 4 * 0.2 * 9 / 0.25)
+    base = opdisc_sigma(0.5, 3.0, 0.5, 2, 1.0, 1e-4)
+    assert opdisc_sigma(0.5, 3.0, 0.5, 2, 1.0, 1e-4, alpha=0.2) == pytest.approx(
+        base * opdisc_shift(0.5, 3.0, 0.5, alpha=0.2) / opdisc_shift(0.5, 3.0, 0.5), rel=1e-6)
+
+
+def _alpha_margin_failures(shift_of, alpha: float, trials: int, seed: int) -> int:
+    """Pairs (ŵ, v) on random neighbours where the α-robust step of the proof fails.
+
+    With ŵ α-optimal on D at η (F_D(v) − F_D(ŵ) ≥ −α) and η' = η + cπ(ŵ),
+    F'_{D'}(v) − F'_{D'}(ŵ) = [F_D(v) − F_D(ŵ)] + Δloss(v, ŵ) + c⟨π(ŵ), π(ŵ) − π(v)⟩, so ŵ is
+    the only α-optimal point on D' for *every* such η iff Δloss + c⟨π(ŵ), π(ŵ) − π(v)⟩ ≥ 2α
+    for all v ≠ ŵ.  Checked exhaustively over the grid for each random neighbouring pair.
+    """
+    rng = np.random.default_rng(seed)
+    failures = 0
+    for t in range(trials):
+        d = 1 + t % 2
+        n = int(rng.integers(3, 8))
+        X = rng.integers(-2, 3, size=(n, d)) / 2.0
+        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0,
+                        schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
+        d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+        p0, p1 = _problem(d0), _problem(d1)
+        W = GRID.enumerate(d)
+        Pi = GRID.normalize(W)
+        c = shift_of(p0.loss.lipschitz)
+        change = p1.loss.values(W) - p0.loss.values(W)  # Δloss(v, ŵ) = change[v] − change[ŵ]
+        margin = change[None, :] - change[:, None] + c * (1.0 - Pi @ Pi.T)  # rows ŵ, columns v
+        np.fill_diagonal(margin, np.inf)
+        failures += int(np.sum(margin < 2 * alpha - 1e-9))  # = 2α is the tight case, still fine
+    return failures
+
+
+def test_alpha_optimal_answers_keep_the_coupling():
+    """Item 4 of the module docstring: the shift 4GD²/τ + 4αD²/τ² makes an α-optimal ŵ the
+    only α-optimal point on every neighbour; without the α term (or with half of it) it fails."""
+    alpha, D, tau = 0.3, GRID.bound(1), GRID.step
+    assert _alpha_margin_failures(lambda G: opdisc_shift(G, D, tau, alpha=alpha), alpha, 300, seed=0) == 0
+    assert _alpha_margin_failures(lambda G: opdisc_shift(G, D, tau), alpha, 300, seed=0) >= 1
+    half = lambda G: opdisc_shift(G, D, tau) + 2 * alpha * D**2 / tau**2  # noqa: E731
+    assert _alpha_margin_failures(half, alpha, 300, seed=0) >= 1
 
 
 def test_bad_input_is_refused_before_solving():
@@ -60,7 +118,9 @@ def test_release_is_a_grid_point_and_reproducible():
     r1 = dp.OPDisc(2.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=5)
     r2 = dp.OPDisc(2.0, 1e-3, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=5)
     assert np.array_equal(r1.theta, r2.theta) and GRID.contains(r1.theta)
-    assert r1.private and r1.parameters["noise_scale"] == pytest.approx(opdisc_sigma(1.0, 2.0, 1.0, 1, 2.0, 1e-3))
+    assert r1.private and r1.parameters["noise_scale"] == pytest.approx(
+        opdisc_sigma(1.0, 2.0, 1.0, 1, 2.0, 1e-3, alpha=DEFAULT_ALPHA))
+    assert r1.parameters["calibration"] == "chi2-profile" and r1.parameters["alpha"] == DEFAULT_ALPHA
 
 
 def test_uncertified_oracle_fails_closed(monkeypatch):
@@ -160,21 +220,21 @@ def _shift_coupling_failures(mechanism: dp.OPDisc, trials: int, seed: int) -> in
     """How often the coupling behind OPDisc's proof (Lemma 4) fails on random neighbours.
 
     For η yielding ŵ on D, the proof maps η to η + Δ·π(ŵ) and needs ŵ to stay the argmin on
-    every neighbour D'.  Δ is read back from the mechanism's own σ
-    (σ = Δ/(√(a² + 2ε) − a)), so a mechanism with less noise is checked with the smaller
-    shift its σ pays for.
+    every neighbour D'.  Δ is read back from the mechanism's own σ (σ is linear in Δ: the
+    χ_{d+1} profile's σ for a unit shift), so a mechanism with less noise is checked with
+    the smaller shift its σ pays for.
     """
     rng = np.random.default_rng(seed)
     failures = 0
     for t in range(trials):
         d = 1 + t % 2
-        a_d = math.sqrt(d + 1) + math.sqrt(2 * math.log(1 / mechanism.delta))  # opdisc_sigma's a
         n = int(rng.integers(3, 8))
         X = rng.integers(-2, 3, size=(n, d)) / 2.0
         d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0, schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
         d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
         p0, p1 = _problem(d0), _problem(d1)
-        shift = mechanism.sigma(p0.with_kind("normalized")) * (math.sqrt(a_d**2 + 2 * mechanism.epsilon) - a_d)
+        shift = mechanism.sigma(p0.with_kind("normalized")) / chi_shift_sigma(1.0, mechanism.epsilon,
+                                                                               mechanism.delta, d + 1)
         eta = rng.normal(0.0, 2.0, size=d + 1)
         w0, _ = brute_force(p0.with_eta(eta))
         W = GRID.enumerate(d)

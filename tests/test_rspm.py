@@ -52,6 +52,10 @@ def test_level_table_is_the_weighted_separator_sum():
 
 def test_noise_scales():
     assert rspm_laplace_scale(1.0, 46, 1.0) == 92.0
+    # an α-approximate oracle: per-separator shift 2B + 2α, i.e. B → B + α in both laws
+    assert rspm_laplace_scale(1.0, 46, 1.0, alpha=0.5) == pytest.approx(138.0)
+    assert rspm_gaussian_sigma(1.0, 46, 0.5, 1e-6, alpha=0.5) == pytest.approx(
+        1.5 * rspm_gaussian_sigma(1.0, 46, 0.5, 1e-6))
     # Gaussian: 2Bσ A + 2B²m ≤ εσ² with equality at the returned σ
     m, eps, delta = 46, 0.5, 1 / 15682**2
     s = rspm_gaussian_sigma(1.0, m, eps, delta)
@@ -63,11 +67,52 @@ def test_noise_scales():
     assert rspm_gaussian_sigma(1.0, 4000, eps, delta) > paper(4000)
 
 
+def _rspm_alpha_failures(per_separator, alpha: float, trials: int, seed: int) -> int:
+    """Pairs (ŵ, w) on random neighbours where RSPM's α-robust shift argument fails.
+
+    With ŵ α-optimal on D at ξ and ξ' = ξ + s (|s_u| = c, sign −1 where e_u(ŵ) = 1),
+    F'(w) − F'(ŵ) = [F_D(w) − F_D(ŵ)] + Δloss(w, ŵ) + c·#{u : e_u(w) ≠ e_u(ŵ)}; ŵ is the only
+    α-optimal point on D' for every such ξ iff Δloss + c·#{…} ≥ 2α for all w ≠ ŵ (ties at
+    exactly α need F_D(w) − F_D(ŵ) = −α, an event of probability 0).
+    """
+    rng = np.random.default_rng(seed)
+    failures = 0
+    for t in range(trials):
+        d = 1 + t % 2
+        n = int(rng.integers(3, 8))
+        X = rng.integers(-2, 3, size=(n, d)) / 2.0
+        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0,
+                        schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
+        d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+        p0, p1 = _problem(d0), _problem(d1)
+        W = GRID.enumerate(d)
+        k = np.rint(W / GRID.step).astype(int)
+        # threshold separators e_{j,t}(w) = 1[k_j ≥ t]: #differing = Σ_j |k_j − k'_j|
+        differ = np.abs(k[:, None, :] - k[None, :, :]).sum(axis=2)
+        change = p1.loss.values(W) - p0.loss.values(W)
+        bound = float(p0.loss.weights.max())
+        margin = change[None, :] - change[:, None] + per_separator(bound) * differ  # rows ŵ, columns w
+        np.fill_diagonal(margin, np.inf)
+        failures += int(np.sum(margin < 2 * alpha - 1e-9))  # = 2α is the tight case, still fine
+    return failures
+
+
+def test_alpha_optimal_answers_keep_the_separator_coupling():
+    """The per-separator shift 2B + 2α (module docstring) makes an α-optimal ŵ the only
+    α-optimal point on every neighbour; 2B + α (ŵ merely stays the argmin) does not."""
+    alpha = 0.3
+    assert _rspm_alpha_failures(lambda B: 2 * B + 2 * alpha, alpha, 300, seed=0) == 0
+    assert _rspm_alpha_failures(lambda B: 2 * B + alpha, alpha, 300, seed=0) >= 1
+    # and the scales pay for exactly that shift: b = m(2B + 2α)/ε
+    assert rspm_laplace_scale(1.0, 4, 1.0, alpha=alpha) == pytest.approx(4 * (2 + 2 * alpha))
+
+
 def test_auto_picks_the_smaller_law_and_pure_dp_uses_laplace():
     d0, _ = _pair()
     p = _problem(d0).with_kind("levels")
     assert dp.RSPM(1.0).noise_law(p)[0] == "laplace"
-    assert dp.RSPM(1.0, 1e-6).noise_law(p) == ("laplace", 8.0)  # m = 4: Laplace is smaller
+    assert dp.RSPM(1.0, 1e-6, alpha=0.0).noise_law(p) == ("laplace", 8.0)  # m = 4: Laplace is smaller
+    assert dp.RSPM(1.0, 1e-6).noise_law(p) == ("laplace", pytest.approx(2 * (1 + 1e-3) * 4))  # default α
     assert dp.RSPM(1.0, 1e-6, noise="gaussian").noise_law(p)[0] == "gaussian"
     with pytest.raises(MechanismError, match="delta > 0"):
         dp.RSPM(1.0, 0.0, noise="gaussian")

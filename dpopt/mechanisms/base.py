@@ -39,6 +39,9 @@ from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 OnUncertified = Literal["raise", "release-unsafe"]
 NoiseChoice = Literal["auto", "gaussian", "l2-laplace"]
 _DEFAULT_LEDGER = Ledger()
+#: the fallback is planned (and refused, if ever) for noise norms up to this multiple of the
+#: law's expected norm, before the charge; larger draws still run (the count is then larger)
+NOISE_QUANTILE = 10.0
 
 
 def default_ledger() -> Ledger:
@@ -221,6 +224,11 @@ class ConvexMechanism(Mechanism):
         options = merge_options(profile, time_limit=time_limit, threads=threads,
                                 distance_tolerance=plan.tolerance)
         has_fallback = _fallback_supported(plan.template)
+        if has_fallback:  # refuse here, from public facts, if the fallback's work would be unbounded
+            from dpopt.modeling.apg import plan_fallback
+
+            plan_fallback(plan.template, plan.tolerance,
+                          noise_bound=NOISE_QUANTILE * plan.linear_noise.expected_norm(problem.dim))
         call = OracleCall(backend.name, version, "accelerator" if has_fallback else "oracle",
                           _acceptance(plan.tolerance, has_fallback))
         parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance,
@@ -277,10 +285,8 @@ def _acceptance(tolerance: float, has_fallback: bool) -> str:
 
 def _fallback_supported(template: Problem) -> bool:
     """Whether the a-priori fallback covers this problem (decided from its structure only)."""
-    try:  # TEMP until apg lands
-        from dpopt.modeling.apg import fallback_supported
-    except ImportError:
-        return False
+    from dpopt.modeling.apg import fallback_supported
+
     return bool(fallback_supported(template))
 
 
@@ -300,7 +306,8 @@ def _fallback(plan: Plan, b: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
 
     t = plan.template
     assert t.perturbation is not None
-    solved = solve_with_proof(t.with_perturbation(t.perturbation.with_noise(b)), plan.tolerance)
+    solved = solve_with_proof(t.with_perturbation(t.perturbation.with_noise(b)), plan.tolerance,
+                              max_iterations=None)  # planned before the charge: never refuse here
     details = {"answered_by": "fallback", "fallback_iterations": solved.iterations,
                "fallback_distance_bound": solved.distance_bound,
                "fallback_certificate": solved.certificate.to_dict()}

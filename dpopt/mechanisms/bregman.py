@@ -9,7 +9,10 @@ The step sees only public or already-private quantities (the previous iterate
 and a noisy gradient), so its accuracy affects utility, never privacy: an
 inaccurate or failed solve is not a privacy failure.  :meth:`BregmanProgram.step`
 returns the solver's point projected back onto C (vertex polytopes: the solver's
-point, feasible to its tolerance), or None when there is none.
+point, feasible to its tolerance), or None when there is none.  An iterate outside
+C by that tolerance cannot raise the sensitivity either: the mechanism clips
+per-example gradients to the declared L
+(:func:`dpopt.mechanisms.mirror_descent.gradient_oracle`).
 """
 
 from __future__ import annotations

@@ -13,13 +13,16 @@ declared data bounds, never from the data.
     constant L₁ (``‖∇ℓ‖∞ ≤ L₁``) the score of s moves by at most
     ``Δ = 2 L₁ ‖C‖₁ / n`` between neighbours, ``‖C‖₁ = max_{s∈S} ‖s‖₁``.
 
-    * ``selection="laplace"`` (default): report-noisy-max with Laplace(2Δ/ε₀)
+    * ``selection="laplace"``: report-noisy-max with Laplace(2Δ/ε₀)
       noise, ε₀-DP per step; composed by the better of basic composition and
       zCDP composition of pure-DP steps (ε₀²/2-zCDP each, Bun–Steinke 2016).
     * ``selection="gumbel"``: the exponential mechanism ∝ exp(−ε₀ score/(2Δ))
       sampled as a Gumbel(2Δ/ε₀) noisy argmin; ε₀-DP and ε₀-bounded-range per
       step, composed by the better of basic composition and zCDP composition
       of bounded-range steps (ε₀²/8-zCDP each, Cesar–Rogers 2021, Lemma 3.2).
+    * ``selection="auto"`` (default): Gumbel when δ > 0 (four times less zCDP per
+      step, so twice the ε₀ once zCDP composition wins, T ≳ 30 at ε = 1), Laplace
+      when δ = 0 (both are then ε₀ = ε/T; ``parameters["selection"]`` says which).
 
     See :mod:`dpopt.privacy.noisy_max` for ε₀.  With δ = 0 both are pure ε-DP
     (ε₀ = ε/T).
@@ -30,11 +33,20 @@ declared data bounds, never from the data.
     balls, and an LP (HiGHS) for :class:`~dpopt.modeling.HPolytope`.  Step t
     uses ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t ~ N(0, σ² I)``.  The gradient has
     ℓ2 sensitivity ``Δ = 2L₂/n`` (L₂ the ℓ2-Lipschitz constant), and T noisy
-    gradients compose adaptively.  σ comes from
+    gradients compose adaptively.  Both algorithms clip per-example gradients to the
+    declared constant in the sensitivity's norm (ℓ∞ for Alg. 4's scores, ℓ2 for
+    Alg. 5; the fast LASSO path maps the iterate exactly into the ℓ1 ball instead),
+    so the sensitivity holds at every iterate, inside C or not.  σ comes from
 
     * ``calibration="accountant"`` (default): the smallest σ whose T-fold
-      Gaussian composition meets (ε, δ) under dp-accounting's RDP or PLD
-      accountant, or exactly (``accountant="analytic"``), see
+      Gaussian composition meets (ε, δ).  ``accountant="analytic"`` (default) is
+      exact: every step is a full-batch Gaussian mechanism with the same
+      sensitivity Δ (the clipped average gradient, whatever the iterate), i.e.
+      (Δ/σ)-GDP, and T adaptive steps compose to exactly μ-GDP with μ = Δ√T/σ
+      (Dong–Roth–Su 2022, Cor. 3.3), whose exact (ε, δ) curve is
+      δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (their Cor. 2.13; Balle–Wang 2018);
+      about 0.93× the RDP σ.  ``accountant="rdp"`` or ``"pld"`` use dp-accounting
+      (the earlier default was RDP), see
       :func:`dpopt.privacy.accountant.gaussian_sigma_for_composition`;
     * ``calibration="paper"``: ``σ² = 32 L₂² T log²(T/δ) / (εn)²``
       (Alg. 1 line 1, which the proof of Thm. B.2 recalls).
@@ -105,13 +117,14 @@ from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
+from dpopt.modeling.clipping import ClippedGradient
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm
 from dpopt.modeling.sets import ConstraintSet, L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope
 from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
 from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
-from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
+from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget, resolve_selection
 from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, laplace_noise
 
 __all__ = ["GaussianFrankWolfe", "PolytopeFrankWolfe", "step_size"]
@@ -273,35 +286,72 @@ def vertex_scorer(constraint: ConstraintSet, max_vertices: int) -> VertexScorer:
 # ---------------------------------------------------------------------------
 
 
+def clipped_smooth_gradient(problem: Problem, *, norm: object) -> Callable[[np.ndarray], np.ndarray]:
+    """θ ↦ (1/n) Σ clip_L(∇ℓ(θ; d_i)) + λθ, with L the loss's declared constant in ``norm``.
+
+    The sensitivities ``Δ = 2L₂/n`` (Alg. 5, ``norm=2``) and ``Δ = 2L₁‖C‖₁/n`` of the
+    scores ⟨s, ∇L⟩ (Alg. 4, ``norm="inf"``: ``|⟨s, g − g'⟩| ≤ ‖s‖₁‖g − g'‖∞``) need
+    every per-example gradient within the declared L, which holds on C only; an LMO
+    answer feasible to solver tolerance (the HPolytope LP) can leave C.  Clipping each
+    per-example gradient to L (:class:`~dpopt.modeling.clipping.ClippedGradient`)
+    makes the bound hold for every iterate by construction (issue 10, item 5); on C
+    it changes nothing.  The (λ/2)‖θ‖² term is data-independent and not clipped.
+    """
+    constants = problem.loss_constants()
+    bound = constants.lipschitz_l2 if norm == 2 else constants.lipschitz_l1
+    clipped = ClippedGradient(problem.loss, norm=norm, bound=bound)
+    lam = problem.l2_weight
+    if problem.perturbation is not None:  # pragma: no cover - refused by _check_problem
+        raise MechanismError("the problem already carries a perturbation; pass the plain problem")
+    return lambda theta: clipped(theta) + lam * theta
+
+
 class ProblemGradient:
-    """The straightforward oracle: ``problem.smooth_gradient`` at the current iterate."""
+    """The straightforward oracle: the clipped smooth gradient at the current iterate.
+
+    Per-example gradients are clipped to the declared ℓ1-Lipschitz constant in ℓ∞
+    (:func:`clipped_smooth_gradient`), so the score sensitivity ``2L₁‖C‖₁/n`` holds
+    even at an iterate outside C.
+    """
 
     def __init__(self, problem: Problem, theta0: np.ndarray) -> None:
         self.problem = problem
         self.theta = np.array(theta0, dtype=np.float64)
+        self._gradient = clipped_smooth_gradient(problem, norm="inf")
 
     def gradient(self) -> np.ndarray:
-        return self.problem.smooth_gradient(self.theta)
+        return self._gradient(self.theta)
 
     def advance(self, mu: float, scorer: VertexScorer, i: int) -> None:
         self.theta = (1.0 - mu) * self.theta + mu * scorer.vertex(i)
 
 
 class CoordinateGradient:
-    """Adapter: a LASSO gradient oracle stepping toward the ℓ1-ball vertex ``±r e_j``."""
+    """Adapter: a LASSO gradient oracle stepping toward the ℓ1-ball vertex ``±r e_j``.
+
+    The incremental gradient cannot clip per example, so the iterate is mapped
+    exactly into the declared ball instead: after the first step the gradient is
+    taken at ``θ · min(1, r/‖θ‖₁)`` with r the scorer's (public) ℓ1 radius.  On the
+    ball ``|⟨x, θ⟩| ≤ x_bound·r``, so every per-example gradient is within the declared
+    L₁ and the scores keep sensitivity ``2L₁r/n`` (issue 10, item 5).  The iterates are
+    convex combinations of ``±r e_j``, so the map only ever undoes rounding (or a
+    faulty vertex).
+    """
 
     def __init__(self, oracle: IncrementalLassoGradient | DirectLassoGradient) -> None:
         self.oracle = oracle
+        self.l1_radius: float | None = None
 
     @property
     def theta(self) -> np.ndarray:
         return self.oracle.theta
 
     def gradient(self) -> np.ndarray:
-        return self.oracle.gradient()
+        return self.oracle.gradient(l1_radius=self.l1_radius)
 
     def advance(self, mu: float, scorer: VertexScorer, i: int) -> None:
         assert isinstance(scorer, L1BallScorer)
+        self.l1_radius = scorer.r
         j, value = scorer.coordinate(i)
         self.oracle.step(mu, j, value)
 
@@ -339,9 +389,10 @@ class PolytopeFrankWolfe(Mechanism):
     iterations : int, optional
         T, the number of noisy selections (default: the paper's T of Thm. 5.5
         from declared bounds).
-    selection : {"laplace", "gumbel"}
+    selection : {"auto", "laplace", "gumbel"}
         Laplace report-noisy-max (scale 2Δ/ε₀) or the exponential mechanism
         (Gumbel noisy-max, scale 2Δ/ε₀); see the module notes for their compositions.
+        ``"auto"`` (default): Gumbel when δ > 0, Laplace when δ = 0.
     step : {"standard", "paper"}
         μ_t = 2/(t+2) (default; Jaggi 2013) or the paper's constant 1/(T+2).
     fast : {"auto", True, False}
@@ -365,11 +416,12 @@ class PolytopeFrankWolfe(Mechanism):
     theorem = "TTZ14 Alg. 4 / Thm. 5.4, corrected scale 2Δ/ε₀ with Δ = 2L₁‖C‖₁/n"
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, iterations: int | None = None,
-                 selection: str = "laplace", step: str = "standard", fast: bool | str = "auto",
+                 selection: str = "auto", step: str = "standard", fast: bool | str = "auto",
                  max_vertices: int = 100_000, **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
         self.iterations = _check_iterations(iterations)
-        self.selection = _check_choice(selection, "selection", ("laplace", "gumbel"))
+        self.selection = resolve_selection(_check_choice(selection, "selection", ("auto", "laplace", "gumbel")),
+                                           self.delta)
         self.step = _check_choice(step, "step", ("standard", "paper"))
         if fast not in ("auto", True, False):
             raise MechanismError(f"fast must be 'auto', True or False, got {fast!r}")
@@ -581,8 +633,10 @@ class GaussianFrankWolfe(Mechanism):
         with the Gaussian width of C).
     calibration : {"accountant", "paper"}
         σ from a privacy accountant (tight) or the paper's formula.
-    accountant : {"rdp", "pld", "analytic"}
-        The accountant of ``calibration="accountant"``.
+    accountant : {"analytic", "rdp", "pld"}
+        The accountant of ``calibration="accountant"``: exact μ-GDP (default),
+        dp-accounting's RDP (the earlier default) or PLD; reported as
+        ``parameters["accountant"]``.
     step : {"standard", "paper"}
         μ_t = 2/(t+2) (default) or the paper's constant 1/(T+2).
     ledger : Ledger, optional
@@ -594,14 +648,17 @@ class GaussianFrankWolfe(Mechanism):
     paper's σ.  The LMO is closed-form for the norm balls, the simplex, vertex
     polytopes, group-ℓ1 and nuclear-norm balls, and an LP (HiGHS via
     ``scipy.optimize.linprog``) for :class:`~dpopt.modeling.HPolytope`; it is
-    post-processing of the noisy gradient, so its accuracy does not affect privacy.
+    post-processing of the noisy gradient, so its accuracy does not affect privacy:
+    the next gradient is taken with per-example gradients clipped to L₂
+    (:func:`clipped_smooth_gradient`), so an iterate the LP leaves outside C by the
+    solver's tolerance cannot raise the sensitivity above 2L₂/n (issue 10, item 5).
     """
 
     name = "GaussianFrankWolfe"
     theorem = "TTZ14 Alg. 5 / Thm. B.1, Gaussian gradients with Δ = 2L₂/n"
 
     def __init__(self, epsilon: float, delta: float, *, iterations: int | None = None,
-                 calibration: str = "accountant", accountant: str = "rdp", step: str = "standard",
+                 calibration: str = "accountant", accountant: str = "analytic", step: str = "standard",
                  **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
         if self.delta == 0:
@@ -609,7 +666,7 @@ class GaussianFrankWolfe(Mechanism):
                                  "use PolytopeFrankWolfe for pure ε-DP over a polytope")
         self.iterations = _check_iterations(iterations)
         self.calibration = _check_choice(calibration, "calibration", ("accountant", "paper"))
-        self.accountant = _check_choice(accountant, "accountant", ("rdp", "pld", "analytic"))
+        self.accountant = _check_choice(accountant, "accountant", ("analytic", "rdp", "pld"))
         self.step = _check_choice(step, "step", ("standard", "paper"))
 
     def noise_sigma(self, lipschitz_l2: float, n: int, steps: int) -> tuple[float, dict[str, Any]]:
@@ -671,8 +728,8 @@ class GaussianFrankWolfe(Mechanism):
 
         def work(rng: np.random.Generator) -> Outcome:
             draw = lambda: gaussian_noise(rng, plan.sigma, problem.dim)  # noqa: E731
-            return Outcome(gaussian_frank_wolfe(problem.smooth_gradient, c.lmo, c.center(), plan.steps, draw,
-                                                self.step))
+            return Outcome(gaussian_frank_wolfe(clipped_smooth_gradient(problem, norm=2), c.lmo, c.center(),
+                                                plan.steps, draw, self.step))
 
         return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
                            keep_diagnostics=keep_diagnostics)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DirectLassoGradient", "IncrementalLassoGradient"]
+__all__ = ["DirectLassoGradient", "IncrementalLassoGradient", "l1_retraction"]
 
 #: form the dense Gram matrix when it has at most this many entries (200 MB)
 _DENSE_GRAM_ENTRIES = 25_000_000
@@ -41,6 +41,21 @@ _DENSE_GRAM_ENTRIES = 25_000_000
 _SPARSE_GRAM_WORK = 2_000_000_000
 #: renormalise the lazily scaled vectors when the scale factor falls below this
 _RESCALE_BELOW = 1e-150
+
+
+def l1_retraction(theta: np.ndarray, radius: float | None) -> float:
+    """The factor ``min(1, r/‖θ‖₁)`` that maps θ exactly into the ℓ1 ball of radius r (1 for r = None).
+
+    The sensitivity of Alg. 4's scores, ``2L₁r/n``, uses ``L₁ = sup ‖∇ℓ‖∞`` over the
+    ball; a gradient taken at the retracted point keeps every per-example gradient
+    within L₁ (issue 10, item 5).  Frank–Wolfe iterates are convex combinations of
+    ``±r e_j``, so this only undoes rounding (or a faulty vertex); it reads the
+    already-private iterate and the public radius only.
+    """
+    if radius is None:
+        return 1.0
+    norm = float(np.abs(theta).sum())
+    return 1.0 if norm <= radius else radius / norm * (1.0 - 1e-12)  # margin: rounding stays inside
 
 
 def _as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
@@ -74,12 +89,14 @@ class DirectLassoGradient:
         """The current iterate (a copy)."""
         return self._theta.copy()
 
-    def gradient(self) -> np.ndarray:
-        """The full gradient at the current iterate: two passes over X."""
-        resid = self.X @ self._theta - self.y
+    def gradient(self, *, l1_radius: float | None = None) -> np.ndarray:
+        """The full gradient at the current iterate (two passes over X), taken at
+        ``θ · min(1, r/‖θ‖₁)`` when ``l1_radius`` r is given (see :func:`l1_retraction`)."""
+        theta = self._theta * l1_retraction(self._theta, l1_radius)
+        resid = self.X @ theta - self.y
         g = (2.0 / self.n) * np.asarray(self.X.T @ resid).ravel()
         if self.lam:
-            g += self.lam * self._theta
+            g += self.lam * theta
         return g
 
     def step(self, mu: float, j: int, value: float) -> None:
@@ -144,11 +161,13 @@ class IncrementalLassoGradient:
         """The current iterate (a copy)."""
         return self._a * self._v
 
-    def gradient(self) -> np.ndarray:
-        """``(2/n)(XᵀXθ − Xᵀy) + λθ`` in O(p)."""
-        g = (2.0 * self._a / self.n) * self._w - (2.0 / self.n) * self._Xty
+    def gradient(self, *, l1_radius: float | None = None) -> np.ndarray:
+        """``(2/n)(XᵀXθ − Xᵀy) + λθ`` in O(p), taken at ``θ · min(1, r/‖θ‖₁)`` when
+        ``l1_radius`` r is given (see :func:`l1_retraction`; the gradient is affine in θ)."""
+        a = self._a * l1_retraction(self._a * self._v, l1_radius)
+        g = (2.0 * a / self.n) * self._w - (2.0 / self.n) * self._Xty
         if self.lam:
-            g += (self.lam * self._a) * self._v
+            g += (self.lam * a) * self._v
         return g
 
     def _column(self, j: int) -> Any:

@@ -13,14 +13,23 @@ Privacy (Thm 3.1).  Under replace-one neighbours the average gradient has ℓ2
 sensitivity Δ = 2L/n, so each step is a Gaussian mechanism and the run is a
 T-fold adaptive composition; every θ_t and the output are post-processing of
 the noisy gradients.  The privacy does not depend on how accurately a mirror
-step is solved.  σ comes in two modes, both reported in the release:
+step is solved: per-example gradients are clipped to the declared L
+(:func:`gradient_oracle`), so an iterate a compiled step leaves slightly
+outside C cannot raise the sensitivity above 2L/n.  σ comes in two modes, both reported in the release:
 
 * ``mode="paper"``: Alg. 1 line 1, σ² = 32 L² T log²(T/δ) / (εn)²
   (:func:`~dpopt.privacy.accountant.paper_sigma`);
 * ``mode="accountant"`` (default): the smallest σ whose T-fold composition is
-  (ε, δ)-DP under dp-accounting's RDP (default) or PLD accountant
-  (:func:`~dpopt.privacy.accountant.gaussian_sigma_for_composition`); never
-  larger than the paper's σ, typically several times smaller.
+  (ε, δ)-DP (:func:`~dpopt.privacy.accountant.gaussian_sigma_for_composition`);
+  never larger than the paper's σ, typically several times smaller.  With
+  ``accountant="analytic"`` (default) it is exact: every step releases the
+  full-batch average of per-example gradients clipped to L plus N(0, σ²I), a
+  Gaussian mechanism with the same sensitivity Δ = 2L/n at every step whatever the
+  iterate (the regularizer terms are data-independent), i.e. (Δ/σ)-GDP; T adaptive
+  steps are exactly μ-GDP with μ = Δ√T/σ (Dong–Roth–Su 2022, Cor. 3.3), whose
+  (ε, δ) curve is δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (their Cor. 2.13), so σ
+  is the analytic Gaussian σ at sensitivity Δ√T — about 0.93× the RDP σ.
+  ``accountant="rdp"`` (the earlier default) or ``"pld"`` use dp-accounting.
 
 Utility (Thm 3.2 / Cor. 3.6).  If Ψ is κ-strongly convex w.r.t. ``‖·‖_Q`` with
 range R = max_C Ψ − min_C Ψ, then for any η
@@ -60,6 +69,7 @@ from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.bregman import BregmanProgram, compile_bregman_step, resolve_step_backend
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
+from dpopt.modeling.clipping import ClippedGradient, in_domain_ball
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.potentials import MirrorGeometry, MirrorPoint, Potential, make_potential
 from dpopt.modeling.problem import Problem
@@ -114,16 +124,36 @@ def _positive(value: object, name: str) -> float:
 
 
 def gradient_oracle(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
-    """θ ↦ ∇ of the average loss.  For the squared loss with p ≤ n the Gram matrix
-    XᵀX/n and Xᵀy/n are formed once, so a step costs O(p²) instead of O(np) (same values)."""
+    """θ ↦ the average of the per-example gradients clipped to the declared ℓ2 constant L.
+
+    Thm 3.1's sensitivity Δ = 2L/n needs ‖∇ℓ(θ; d)‖₂ ≤ L, which the declared L
+    guarantees only for θ ∈ C; a compiled q-norm mirror step (cvxpy) is feasible
+    only to solver tolerance.  Each per-example gradient is therefore clipped to L
+    in ℓ2 (:class:`~dpopt.modeling.clipping.ClippedGradient`), so Δ = 2L/n holds
+    for every iterate by construction (issue 10, item 5); inside C nothing is clipped.
+
+    For the squared loss with p ≤ n the Gram matrix XᵀX/n and Xᵀy/n are formed
+    once, so a step costs O(p²) instead of O(np).  That shortcut cannot clip, so it
+    is used only while θ lies in the ball the constants were computed for
+    (:func:`~dpopt.modeling.clipping.in_domain_ball`, which reads θ and public
+    radii only): there no per-example gradient exceeds L and both paths agree.
+    """
     loss = problem.loss
+    clipped = ClippedGradient(loss, norm=2, bound=problem.loss_constants().lipschitz_l2)
     X = loss.data.X
     if isinstance(loss, SquaredLoss) and isinstance(X, np.ndarray) and X.shape[1] <= X.shape[0]:
         n = loss.data.n
         gram = X.T @ X / n
         xty = X.T @ np.asarray(loss.data.y) / n
-        return lambda theta: 2.0 * (gram @ theta - xty)
-    return loss.gradient
+        radius = problem.domain_radius()
+
+        def gradient(theta: np.ndarray) -> np.ndarray:
+            if in_domain_ball(theta, loss, radius):
+                return 2.0 * (gram @ theta - xty)
+            return clipped(theta)
+
+        return gradient
+    return clipped
 
 
 class PrivateMirrorDescent(Mechanism):
@@ -147,8 +177,9 @@ class PrivateMirrorDescent(Mechanism):
         η > 0 (default: Cor. 3.6's η for the chosen σ and T).
     mode : {"accountant", "paper"}
         Which σ the run uses; both are computed and reported.
-    accountant : {"rdp", "pld"}
-        The dp-accounting accountant of accountant mode.
+    accountant : {"analytic", "rdp", "pld"}
+        Accountant mode's calibration: exact μ-GDP (default), or dp-accounting's RDP
+        (the earlier default) or PLD accountant; reported as ``parameters["accountant"]``.
     max_steps : int
         Cap on the default T.
     ledger : Ledger, optional
@@ -160,14 +191,14 @@ class PrivateMirrorDescent(Mechanism):
 
     def __init__(self, epsilon: float, delta: float, *, potential: str | Potential = "auto",
                  steps: int | None = None, learning_rate: float | None = None,
-                 mode: NoiseMode = "accountant", accountant: str = "rdp",
+                 mode: NoiseMode = "accountant", accountant: str = "analytic",
                  max_steps: int = DEFAULT_MAX_STEPS, **kwargs: Any) -> None:
         check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
         super().__init__(epsilon, delta, **kwargs)
         if mode not in ("paper", "accountant"):
             raise MechanismError(f"mode must be 'paper' or 'accountant', got {mode!r}")
-        if accountant not in ("rdp", "pld"):
-            raise MechanismError(f"accountant must be 'rdp' or 'pld', got {accountant!r}")
+        if accountant not in ("analytic", "rdp", "pld"):
+            raise MechanismError(f"accountant must be 'analytic', 'rdp' or 'pld', got {accountant!r}")
         if steps is not None:
             try:
                 steps = check_steps(steps)

@@ -29,11 +29,23 @@ The privacy loss splits into three parts, ε = ε_J + ε_b + ε_A:
   For δ > 0 the mechanism uses the Gaussian below or this ℓ2-Laplace law,
   whichever has the smaller expected norm in d dimensions (an ε_b-DP law is
   also (ε_b, δ_b)-DP); ``parameters["noise"]`` says which.
-  δ > 0: b ~ N(0, σ²I). The log-ratio is (2⟨b, g⟩ + ‖g‖²)/(2σ²) and
-  |⟨b, g⟩| ≤ ‖P_S b‖·2L with S = span{x, x'} of dimension ≤ 2, so
-  ‖P_S b‖²/σ² is χ²₂ and exceeds 2 ln(1/δ_b) with probability δ_b.  With
-  a = 2L/σ and c = √(2 ln(1/δ_b)) the loss is ≤ a c + a²/2 = ε_b, i.e.
-  σ = 2L / (√(c² + 2ε_b) − c).  **TTZ Alg. 2 states σ² = 2L² log(1/δ)/(nε)²,
+  δ > 0: b ~ N(0, σ²I). For an output θ, b = b_D(θ) is the noise that yields θ on D
+  and b_{D'}(θ) = b + g the one on D'; the log-ratio is
+  L = ln p(b)/p(b + g) = (2⟨b, g⟩ + ‖g‖²)/(2σ²), and ⟨b, g⟩ ≤ ‖P_S b‖·2L with
+  S = span{x, x'} (fixed by the pair, dimension ≤ 2) because g ∈ S, ‖g‖ ≤ 2L.  With
+  the Jacobian ratio in [e^{−ε_J}, e^{ε_J}] (both directions, D and D' play symmetric
+  roles), for any set S' of outputs
+  P_D(S') − e^{ε_J+ε_b} P_{D'}(S') ≤ ∫ |J_D| (p(b_D) − e^{ε_b} p(b_{D'}))₊ dθ
+  = E_b[(1 − e^{ε_b − L})₊], so with R = ‖P_S b‖/σ ~ χ₂ (χ₁ if x ∥ x', which is
+  stochastically smaller) and a = 2L/σ,
+  δ_b(ε_b) ≤ E[(1 − e^{ε_b − aR − a²/2})₊], since the integrand increases with L.
+  Only the upper bound on L is used, and the same bound holds with D and D'
+  swapped, so this one-sided profile gives the two-sided (ε_b, δ_b) guarantee.
+  σ is the smallest value with δ_b(ε_b) ≤ δ_b (``calibration="chi2-profile"``,
+  default; :func:`dpopt.privacy.profiles.chi_shift_sigma`), about 0.83–0.88× the
+  cutoff σ = 2L/(√(c² + 2ε_b) − c), c = √(2 ln(1/δ_b)) (``calibration="cutoff"``:
+  P(R > c) = δ_b exactly for χ₂, then L ≤ ac + a²/2 = ε_b off that set).
+  **TTZ Alg. 2 states σ² = 2L² log(1/δ)/(nε)²,
   which is the Gaussian mechanism's constant for sensitivity L and ignores
   both the 2L sensitivity and the Jacobian term; it does not follow from KST12
   and we do not use it.**
@@ -57,16 +69,37 @@ import numpy as np
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import ConvexMechanism, NoiseSpec, Plan, choose, template_problem
 from dpopt.modeling.problem import Problem
+from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
+
+#: the Gaussian-branch calibrations of :func:`gaussian_objective_sigma`
+CALIBRATIONS = ("chi2-profile", "cutoff")
 
 
-def gaussian_objective_sigma(lipschitz: float, epsilon: float, delta: float) -> float:
-    """σ of the unnormalized linear noise for ε_b, δ_b (see module docstring).
+def gaussian_objective_sigma(lipschitz: float, epsilon: float, delta: float, *,
+                             calibration: str = "chi2-profile") -> float:
+    """σ of the unnormalized linear noise for ε_b, δ_b (see the module docstring).
 
-    σ = 2L / (√(c² + 2ε) − c),  c = √(2 ln(1/δ)).
+    Parameters
+    ----------
+    lipschitz : float
+        L, the declared bound on ‖∇ℓ‖₂ (the noise difference has norm ≤ 2L).
+    epsilon, delta : float
+        ε_b > 0 and 0 < δ_b < 1, the noise term's share.
+    calibration : {"chi2-profile", "cutoff"}
+        ``"chi2-profile"``: the smallest σ with E[(1 − e^{ε − aR − a²/2})₊] ≤ δ,
+        a = 2L/σ, R ~ χ₂ (:func:`dpopt.privacy.profiles.chi_shift_sigma`).
+        ``"cutoff"``: σ = 2L/(√(c² + 2ε) − c), c = √(2 ln(1/δ)), the χ₂ tail cut at δ.
+
+    Returns
+    -------
+    float
+        σ.
     """
-    c = math.sqrt(2.0 * math.log(1.0 / delta))
-    a = 2.0 * epsilon / (math.sqrt(c * c + 2.0 * epsilon) + c)  # = √(c²+2ε) − c, stably
-    return 2.0 * lipschitz / a
+    if calibration == "chi2-profile":
+        return chi_shift_sigma(2.0 * lipschitz, epsilon, delta, 2)
+    if calibration == "cutoff":
+        return cutoff_shift_sigma(2.0 * lipschitz, epsilon, math.sqrt(2.0 * math.log(1.0 / delta)))
+    raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, got {calibration!r}")
 
 
 def jacobian_split(hessian_bound: float, n: int, mu0: float, epsilon: float) -> tuple[float, float]:
@@ -91,6 +124,9 @@ class ObjectivePerturbation(ConvexMechanism):
         Fraction of ε (and δ) reserved for the approximate-oracle correction.
     theta0 : array_like, optional
         Centre of the added quadratic term (default: the constraint set's centre, or 0).
+    calibration : {"chi2-profile", "cutoff"}
+        σ of the Gaussian branch (module docstring); reported as
+        ``parameters["calibration"]`` when the Gaussian law is used.
     **kwargs
         ``ledger``, ``tolerance``, ``on_uncertified`` as in :class:`Mechanism`.
     """
@@ -99,10 +135,15 @@ class ObjectivePerturbation(ConvexMechanism):
     theorem = "TTZ14 Alg. 2 / KST12 Thm. 2, GLM rank-one Hessian"
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, approx_share: float = 0.01,
-                 theta0: np.ndarray | None = None, **kwargs: object) -> None:
+                 theta0: np.ndarray | None = None, calibration: str = "chi2-profile",
+                 **kwargs: object) -> None:
         super().__init__(epsilon, delta, **kwargs)  # type: ignore[arg-type]
         if not (isinstance(approx_share, float) and 0.0 < approx_share < 0.5):
             raise MechanismError("approx_share must be a float in (0, 0.5)")
+        if calibration not in CALIBRATIONS:
+            raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, "
+                                 f"got {calibration!r}")
+        self.calibration = calibration
         self.approx_share = approx_share
         self.theta0 = theta0
 
@@ -128,12 +169,14 @@ class ObjectivePerturbation(ConvexMechanism):
         eps_b, delta_b = eps - eps_a - eps_j, delta - delta_a
         linear = NoiseSpec("l2-laplace", 2.0 * L / eps_b / n)
         if delta > 0:  # ε_b-DP noise also satisfies (ε_b, δ_b): keep whichever is smaller
-            gauss = NoiseSpec("gaussian", gaussian_objective_sigma(L, eps_b, delta_b) / n)
+            sigma = gaussian_objective_sigma(L, eps_b, delta_b, calibration=self.calibration)
+            gauss = NoiseSpec("gaussian", sigma / n)
             linear = choose(gauss, linear, problem.dim, self.noise)
         output = NoiseSpec.for_sensitivity(2.0 * self.tolerance, eps_a, delta_a, problem.dim)
         theta0 = self._theta0(problem)
         params = {
             "noise": linear.kind, "noise_scale": linear.scale, "normalization": "average loss (1/n)",
+            "calibration": self.calibration if linear.kind == "gaussian" else "l2-laplace (pure DP)",
             "zeta": zeta, "lipschitz_l2": L, "hessian_bound": const.hessian_bound,
             "epsilon_jacobian": eps_j, "epsilon_noise": eps_b, "delta_noise": delta_b,
             "epsilon_approx": eps_a, "delta_approx": delta_a,

@@ -18,18 +18,50 @@ constants do not hold together, and we use what the proof supports:
    η on the direction of v, i.e. on π(ŵ), with a bad set C chosen for a *fixed*
    w.  But ŵ depends on η — it maximizes ⟨η, π(w)⟩ minus the loss — so
    ⟨η, π(ŵ)⟩ is not a one-dimensional Gaussian and the union over w of the
-   per-w bad sets is not small.  The bad set must hold uniformly:
-   C = {η : sup_{w∈W_τ} ⟨η, π(w)⟩ > σ a}.  π(W_τ) lies on the unit sphere, so
-   E sup ≤ σ√(d + 1) and by the Borell–TIS inequality P(C) ≤ δ for
-   a = √(d + 1) + √(2 ln(1/δ)).
-3. On C's complement p(η)/p(η + v) = exp((2Δ⟨η, π(ŵ)⟩ + Δ²)/(2σ²))
-   ≤ exp(Δa/σ + Δ²/(2σ²)); this is ≤ e^ε for
-   σ = Δ / (√(a² + 2ε) − a)  (≈ Δ a/ε).  (Lemma 3's statement also has G² where
-   Alg. 1 has G; G is what the proof uses.)
+   per-w bad sets is not small.  The bound must hold uniformly in ŵ, and we
+   integrate it instead of cutting it off (next item).
+3. *The exact χ²_{d+1} profile* (``calibration="chi2-profile"``, the default).
+   E(D, w) = {η : ŵ(D, η) = w} partition ℝ^{d+1} (up to a null set, Lemma 2), and
+   g_w(η) = η + Δπ(w) maps E(D, w) into E(D', w) (Lemma 4, item 4 below for α > 0).
+   g_w is a translation: injective with Jacobian 1, so for any set S of outputs
+   P_{D'}(S) ≥ Σ_{w∈S} ∫_{E(D,w)} p(η + Δπ(w)) dη and
 
-For Adult (d = 23, D = √23, τ = 1, δ = 1/n²) this σ is about 1.4× the paper's
-7GD²√ln(1/δ)/(τε).  The privacy proof needs the *exact* argmin, so only a
-certified oracle answer is released (DESIGN.md's oracle contract).
+       P_D(S) − e^ε P_{D'}(S) ≤ Σ_{w∈S} ∫_{E(D,w)} (p(η) − e^ε p(η + Δπ(w)))₊ dη
+                              ≤ E_η[(1 − e^{ε − L(η)})₊],
+       L(η) = ln p(η)/p(η + Δπ(ŵ(η))) = (2Δ⟨η, π(ŵ)⟩ + Δ²)/(2σ²).
+
+   π(ŵ) is a unit vector, so ⟨η, π(ŵ)⟩ ≤ ‖η‖ whatever ŵ is, and (1 − e^{ε−L})₊
+   increases with L; with R = ‖η‖/σ ~ χ_{d+1} and a = Δ/σ
+
+       δ(ε) ≤ E[(1 − e^{ε − aR − a²/2})₊],
+
+   evaluated by quadrature; σ is the smallest value with δ(ε) ≤ δ
+   (:func:`dpopt.privacy.profiles.chi_shift_sigma`).  The bound holds for every
+   ordered pair (D, D'), so it is a two-sided (ε, δ) guarantee.  The same coupling
+   with a *cutoff* instead of the integral — C = {‖η‖ > σc}, c = √(d + 1) +
+   √(2 ln(1/δ)) (Borell–TIS), L ≤ ac + a²/2 ≤ ε on C's complement — gives
+   σ = Δ/(√(c² + 2ε) − c) (``calibration="borell-tis"``, the previous default),
+   about 1.27–1.33× larger on Adult.  (Lemma 3's statement also has G² where Alg. 1
+   has G; G is what the proof uses.)
+4. *An α-approximate oracle.*  Let ŵ be α-optimal on D at η, F_D(v) − F_D(ŵ) ≥ −α
+   for all v (F_D(w) = L(D, w) − ⟨η, π(w)⟩, sums of losses).  At η' = η + cπ(ŵ) on
+   D', for v ≠ ŵ with t = ‖v − ŵ‖ ≥ τ, using ⟨π(ŵ), π(ŵ) − π(v)⟩ = ½‖π(ŵ) − π(v)‖²
+   ≥ t²/(2D²) (NRVW19 eq. (1)) and the G-Lipschitz losses,
+
+       F'_{D'}(v) − F'_{D'}(ŵ) ≥ −α − 2Gt + c t²/(2D²) ≥ α   for every t ≥ τ
+
+   as soon as c ≥ 4GD²/τ + 4αD²/τ² (the bound is increasing in t beyond τ).  So ŵ
+   is the *only* α-optimal point on D' at η' (ties have probability 0): any
+   α-approximate oracle must return it, and item 3 applies with
+   Δ = 4GD²/τ + 4αD²/τ² (α in loss units, i.e. on the sum of losses).  With a
+   shift of only 4GD²/τ + 2αD²/τ², ŵ would be the exact argmin on D' but the
+   oracle could return another α-optimal point.
+
+For Adult (d = 23, D = √23, τ = 1, G = 1, δ = 1/n², n = 15,682, α = 0) the
+profile gives σ ≈ 809 at ε = 1 (Borell–TIS cutoff: 1027), about 1.1× the paper's
+7GD²√ln(1/δ)/(τε).  The proof needs an α-optimal answer for the declared α, so
+only a certified (or proven α-optimal) oracle answer is released (DESIGN.md's
+oracle contract).
 """
 
 from __future__ import annotations
@@ -44,6 +76,7 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver, check_alpha
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 from dpopt.privacy.sampling import gaussian_noise
 
 #: the additive suboptimality an oracle answer may have (in loss units: rows); the shift
@@ -51,13 +84,46 @@ from dpopt.privacy.sampling import gaussian_noise
 DEFAULT_ALPHA = 1e-3
 
 
-def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon: float, delta: float) -> float:
-    """σ of OPDisc's η (see the module docstring): Δ/(√(a² + 2ε) − a),
-    Δ = 4GD²/τ, a = √(d + 1) + √(2 ln(1/δ))."""
-    shift = 4.0 * lipschitz * bound**2 / step
-    a = math.sqrt(dim + 1) + math.sqrt(2.0 * math.log(1.0 / delta))
-    x = 2.0 * epsilon / (math.sqrt(a * a + 2.0 * epsilon) + a)  # = √(a²+2ε) − a, stably
-    return shift / x
+#: the noise calibrations :func:`opdisc_sigma` knows (module docstring, items 3 and 2)
+CALIBRATIONS = ("chi2-profile", "borell-tis")
+
+
+def opdisc_shift(lipschitz: float, bound: float, step: float, *, alpha: float = 0.0) -> float:
+    """Δ = 4GD²/τ + 4αD²/τ²: the coupling's shift (module docstring, items 1 and 4)."""
+    return 4.0 * lipschitz * bound**2 / step + 4.0 * alpha * bound**2 / step**2
+
+
+def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon: float, delta: float, *,
+                 alpha: float = 0.0, calibration: str = "chi2-profile") -> float:
+    """σ of OPDisc's η ∈ ℝ^{d+1} (see the module docstring).
+
+    Parameters
+    ----------
+    lipschitz, bound, step : float
+        G (per-row Lipschitz constant on the grid), D (ℓ2 bound of the grid), τ (step).
+    dim : int
+        d; the noise has d + 1 coordinates.
+    epsilon, delta : float
+        Target guarantee, δ > 0.
+    alpha : float
+        The oracle's accepted additive suboptimality (loss units); enters Δ.
+    calibration : {"chi2-profile", "borell-tis"}
+        The exact χ_{d+1} profile integral (default) or the older cutoff
+        ``Δ/(√(c² + 2ε) − c)``, ``c = √(d + 1) + √(2 ln(1/δ))``.
+
+    Returns
+    -------
+    float
+        σ.
+    """
+    if calibration not in CALIBRATIONS:
+        raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, "
+                             f"got {calibration!r}")
+    shift = opdisc_shift(lipschitz, bound, step, alpha=alpha)
+    if calibration == "chi2-profile":
+        return chi_shift_sigma(shift, epsilon, delta, dim + 1)
+    c = math.sqrt(dim + 1) + math.sqrt(2.0 * math.log(1.0 / delta))
+    return cutoff_shift_sigma(shift, epsilon, c)
 
 
 class OPDisc(DiscreteMechanism):
@@ -67,6 +133,12 @@ class OPDisc(DiscreteMechanism):
     ----------
     epsilon, delta : float
         Target guarantee; δ > 0 is required (Gaussian noise).
+    alpha : float
+        Accepted additive suboptimality of an oracle answer (loss units); the shift
+        Δ = 4GD²/τ + 4αD²/τ² pays for it (module docstring, item 4).
+    calibration : {"chi2-profile", "borell-tis"}
+        How σ is computed from Δ (module docstring, item 3); reported in the release's
+        ``parameters["calibration"]``.
     **kwargs
         ``ledger``, ``on_uncertified`` as in :class:`~dpopt.mechanisms.base.Mechanism`.
     """
@@ -75,17 +147,22 @@ class OPDisc(DiscreteMechanism):
     theorem = "NRVW19 Alg. 1 / Thm. 1, σ corrected (uniform bad set)"
     kind = "normalized"
 
-    def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA, **kwargs: Any) -> None:
+    def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA,
+                 calibration: str = "chi2-profile", **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
         if self.delta == 0:
             raise MechanismError("OPDisc needs delta > 0 (its noise is Gaussian)")
         self.alpha = check_alpha(alpha)
+        if calibration not in CALIBRATIONS:
+            raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, "
+                                 f"got {calibration!r}")
+        self.calibration = calibration
 
     def sigma(self, problem: DiscreteProblem) -> float:
-        """The noise scale for ``problem`` (public: from τ, D, d, G, ε, δ only)."""
+        """The noise scale for ``problem`` (public: from τ, D, d, G, ε, δ, α only)."""
         g = problem.domain
         return opdisc_sigma(problem.loss.lipschitz, g.bound(problem.dim), g.step, problem.dim,
-                            self.epsilon, self.delta)
+                            self.epsilon, self.delta, alpha=self.alpha, calibration=self.calibration)
 
     def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
@@ -110,7 +187,7 @@ class OPDisc(DiscreteMechanism):
         template = self._template(problem)
         sigma = self.sigma(template)
         session = self._session(template, solver, time_limit, threads)
-        params = {"noise": "gaussian", "noise_scale": sigma, "lipschitz": template.loss.lipschitz,
+        params = {"noise": "gaussian", "noise_scale": sigma, "calibration": self.calibration, "lipschitz": template.loss.lipschitz,
                   "l2_bound": template.domain.bound(template.dim), "step": template.domain.step}
 
         def draw(rng: np.random.Generator) -> list[np.ndarray]:

@@ -25,6 +25,17 @@ Let s_u = −2B if e_u(ŵ) = 1 and +2B otherwise.  For any w ≠ ŵ the separato
 replacing one loss changes L(·, w) − L(·, ŵ) by at most 2B.  So the (a.s. unique)
 minimizer ŵ on D with noise ξ is the minimizer on D' with noise ξ + s.
 
+*An α-approximate oracle* (answers proven within α of the optimum, in loss units):
+let ŵ be α-optimal on D with noise ξ, F_D(w) − F_D(ŵ) ≥ −α for all w, and use the
+shift |s_u| = 2B + 2α (same signs).  For w ≠ ŵ on D' with noise ξ + s,
+
+    F'(w) − F'(ŵ) ≥ −α − 2B + (2B + 2α)·#{u : e_u(w) ≠ e_u(ŵ)} ≥ α,
+
+so ŵ is the only α-optimal point there (equality has probability 0) and *any*
+α-approximate oracle returns it; a shift of 2B + α would make ŵ the exact argmin
+only.  Below, "2B" is therefore 2(B + α): ``rspm_laplace_scale`` and
+``rspm_gaussian_sigma`` take ``alpha`` and use B + α.
+
 * Laplace ξ_u ~ Lap(b), b = 2Bm/ε: p(ξ)/p(ξ + s) ≤ exp(‖s‖₁/b) = e^ε — pure ε-DP.
 * Gaussian ξ ~ N(0, σ²I_m): log p(ξ)/p(ξ + s) = (2⟨ξ, s⟩ + ‖s‖²)/(2σ²).  The shift s
   depends on ŵ, which depends on ξ (the minimizer *aligns* with the noise), so the
@@ -38,8 +49,9 @@ minimizer ŵ on D with noise ξ is the minimizer on D' with noise ξ + s.
   also draws d + 1 coordinates where there are m separator weights.)
 
 With ``noise="auto"`` the law with the smaller per-weight standard deviation is used
-(Laplace: √2 b; for δ = 0 only Laplace is valid).  The proof needs the *exact*
-minimizer, so only certified oracle answers are released.
+(Laplace: √2 b; for δ = 0 only Laplace is valid).  The proof needs an α-optimal
+minimizer for the declared α, so only certified (or proven α-optimal) oracle answers
+are released.
 """
 
 from __future__ import annotations
@@ -66,16 +78,17 @@ def separator_count(problem: DiscreteProblem) -> int:
     return problem.dim * (problem.levels - 1)
 
 
-def rspm_laplace_scale(loss_bound: float, separators: int, epsilon: float) -> float:
-    """b = 2Bm/ε (pure ε-DP, module docstring)."""
-    return 2.0 * loss_bound * separators / epsilon
+def rspm_laplace_scale(loss_bound: float, separators: int, epsilon: float, *, alpha: float = 0.0) -> float:
+    """b = 2(B + α)m/ε (pure ε-DP; per-separator shift 2B + 2α, module docstring)."""
+    return 2.0 * (loss_bound + alpha) * separators / epsilon
 
 
-def rspm_gaussian_sigma(loss_bound: float, separators: int, epsilon: float, delta: float) -> float:
-    """σ = B (A + √(A² + 2mε))/ε with A = m√(2/π) + √(2m ln(1/δ)) (module docstring)."""
+def rspm_gaussian_sigma(loss_bound: float, separators: int, epsilon: float, delta: float, *,
+                        alpha: float = 0.0) -> float:
+    """σ = (B + α)(A + √(A² + 2mε))/ε with A = m√(2/π) + √(2m ln(1/δ)) (module docstring)."""
     m = separators
     a = m * math.sqrt(2.0 / math.pi) + math.sqrt(2.0 * m * math.log(1.0 / delta))
-    return loss_bound * (a + math.sqrt(a * a + 2.0 * m * epsilon)) / epsilon
+    return (loss_bound + alpha) * (a + math.sqrt(a * a + 2.0 * m * epsilon)) / epsilon
 
 
 def level_table(weights: np.ndarray) -> np.ndarray:
@@ -93,6 +106,9 @@ class RSPM(DiscreteMechanism):
         Target guarantee (δ = 0 gives pure ε-DP with Laplace weights).
     noise : {"auto", "laplace", "gaussian"}
         Law of the separator weights (module docstring).
+    alpha : float
+        Accepted additive suboptimality of an oracle answer (loss units); each
+        separator's shift 2B + 2α pays for it (module docstring).
     **kwargs
         ``ledger``, ``on_uncertified`` as in :class:`~dpopt.mechanisms.base.Mechanism`.
     """
@@ -117,10 +133,10 @@ class RSPM(DiscreteMechanism):
         m = separator_count(problem)
         if m == 0:
             raise MechanismError("the grid has a single level per coordinate: there is nothing to choose")
-        b = rspm_laplace_scale(bound, m, self.epsilon)
+        b = rspm_laplace_scale(bound, m, self.epsilon, alpha=self.alpha)
         if self.separator_noise == "laplace" or self.delta == 0:
             return "laplace", b
-        sigma = rspm_gaussian_sigma(bound, m, self.epsilon, self.delta)
+        sigma = rspm_gaussian_sigma(bound, m, self.epsilon, self.delta, alpha=self.alpha)
         if self.separator_noise == "gaussian" or sigma < math.sqrt(2.0) * b:
             return "gaussian", sigma
         return "laplace", b

@@ -472,10 +472,19 @@ class HPolytope(ConstraintSet):
 
     # -- linear optimisation ---------------------------------------------------
     def _lmo(self, g: np.ndarray) -> np.ndarray:
+        """The LP's vertex, clipped to the bounding box.
+
+        HiGHS returns a point feasible only to its tolerance.  Every radius this set
+        reports is computed from the bounding box, and so are the Lipschitz constants
+        and sensitivities built on them; clipping the answer to the box (exact in
+        floating point) keeps every iterate built from LMO answers inside the box, so
+        those constants hold at the iterates by construction (issue 10, item 5).  The
+        mechanisms also clip per-example gradients, so privacy does not rest on this alone.
+        """
         res = _linprog(g, self.A, self.b)
         if res.status != 0:
             raise ModelError(f"HPolytope LMO: the LP did not solve ({res.message})")
-        return np.asarray(res.x, dtype=np.float64)
+        return np.clip(np.asarray(res.x, dtype=np.float64), self._box[0], self._box[1])
 
     # -- projection and membership ----------------------------------------------
     def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:

@@ -16,6 +16,11 @@ neighbours (they are not monotone, unlike counting queries).  Per step:
     It is ε₀-DP and ε₀-bounded-range, hence (ε₀²/8)-zCDP (Durfee & Rogers
     2019; Cesar & Rogers 2021, Lemma 3.2) — four times less zCDP than pure DP.
 
+Default (``"auto"``, :func:`resolve_selection`): Gumbel when δ > 0 — with zCDP
+composition its ε₀ is twice Laplace's (ε₀ ∝ 1/√(factor)), and zCDP beats basic
+composition once T ≳ 30 at ε = 1, δ = 1e-6; Laplace when δ = 0, where only basic
+composition applies and both give ε₀ = ε/T.
+
 Composition over T steps: the largest ε₀ allowed by either basic composition
 (``T ε₀ ≤ ε``, the only option for δ = 0) or zCDP composition
 (``ρ = T·ρ₀``) with the conversion ρ-zCDP ⇒ ``(ρ + 2√(ρ log(1/δ)), δ)``-DP
@@ -33,11 +38,28 @@ from typing import Literal
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
 
-__all__ = ["NoisyMaxBudget", "Selection", "noisy_max_budget"]
+__all__ = ["NoisyMaxBudget", "Selection", "noisy_max_budget", "resolve_selection"]
 
 Selection = Literal["laplace", "gumbel"]
 #: zCDP of one ε₀ step, as a multiple of ε₀²: pure DP (Laplace) and bounded range (Gumbel).
 _ZCDP_FACTOR = {"laplace": 0.5, "gumbel": 0.125}
+
+
+def resolve_selection(selection: str, delta: float) -> Selection:
+    """The selection rule for a requested one: ``"auto"`` is Gumbel when δ > 0, Laplace when δ = 0.
+
+    An explicit ``"laplace"`` or ``"gumbel"`` is returned unchanged.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown rule.
+    """
+    if selection == "auto":
+        return "gumbel" if delta > 0 else "laplace"
+    if selection not in _ZCDP_FACTOR:
+        raise PrivacyParameterError(f"unknown selection {selection!r}; use 'auto', 'laplace' or 'gumbel'")
+    return selection  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,135 @@
+"""Per-example gradient clipping to a declared Lipschitz constant (issue 10, item 5).
+
+The noise of the gradient mechanisms (TTZ14 Alg. 1, Alg. 4, Alg. 5) is calibrated
+to the sensitivity of the average gradient, ``Δ = 2L/n`` in the norm ‖·‖ the
+mechanism uses, where ``L = sup ‖∇ℓ(θ; d)‖`` over θ ∈ C and every admissible row d
+(:meth:`dpopt.modeling.losses.Loss.constants`).  That supremum is over C only: an
+iterate θ ∉ C — a compiled mirror step or an LP-based LMO feasible only to solver
+tolerance, or a bug — can give a per-example gradient longer than L (the squared
+loss's gradient ``2(⟨x, θ⟩ − y)x`` grows with ‖θ‖), and then the noise no longer
+covers the sensitivity.  The gradients here are clipped per example:
+
+    ∇̃(θ; D) = (1/n) Σ_i clip_L(∇ℓ(θ; d_i)),   clip_L(g) = g · min(1, L/‖g‖),
+
+so ‖clip_L(∇ℓ(θ; d))‖ ≤ L for every θ and row, and by the triangle inequality
+``‖∇̃(θ; D) − ∇̃(θ; D')‖ ≤ 2L/n`` for replace-one neighbours *by construction*,
+wherever θ is.  For θ ∈ C nothing is clipped (‖∇ℓ‖ ≤ L there), so the utility
+analyses, which evaluate gradients at points of C, are unchanged.
+
+For a generalized linear loss ``∇ℓ = φ'(⟨x, θ⟩, y) x``, so the per-example norm
+is ``|φ'_i| ‖x_i‖`` and clipping rescales the scalar φ'_i: the clipped average
+gradient costs one pass over X, as the plain one does.  The bound used is
+``L (1 − 10⁻¹²)``, so the computed per-example norms stay ≤ L despite rounding
+in the norms and products (the relative change is far below any solver tolerance).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpopt.errors import ModelError
+from dpopt.modeling.losses import Loss
+
+__all__ = ["ClippedGradient", "in_domain_ball", "row_norms"]
+
+#: clip to L·(1 − _MARGIN) so rounding cannot push a computed per-example norm above L
+_MARGIN = 1e-12
+_ORDERS: dict[object, float] = {1: 1.0, 2: 2.0, "inf": math.inf, math.inf: math.inf}
+
+
+def _order(norm: object) -> float:
+    try:
+        return _ORDERS[norm]
+    except (KeyError, TypeError):
+        raise ModelError(f"unknown norm {norm!r} for gradient clipping: use 1, 2 or 'inf'") from None
+
+
+def row_norms(X: Any, norm: object) -> np.ndarray:
+    """‖x_i‖ in the given norm (1, 2 or ``"inf"``) for every row of a dense or scipy-sparse X."""
+    order = _order(norm)
+    if sp.issparse(X):
+        A = sp.csr_matrix(X)
+        absval = abs(A)
+        if order == 1.0:
+            return np.asarray(absval.sum(axis=1)).ravel()
+        if order == 2.0:
+            return np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
+        return np.asarray(absval.max(axis=1).toarray()).ravel()
+    return np.linalg.norm(np.asarray(X, dtype=np.float64), ord=order, axis=1)
+
+
+def in_domain_ball(theta: np.ndarray, loss: Loss, radius: dict[object, float] | None) -> bool:
+    """Whether θ lies in the ball the loss constants were computed for.
+
+    :meth:`Loss.constants` bounds the margin by ``|⟨x, θ⟩| ≤ x_bound · r_{q*}``
+    with q the declared row norm and r_{q*} the domain radius in the dual norm;
+    inside that ball every per-example gradient is within the declared constants,
+    so clipping is a no-op there.  Reads θ (an already-private iterate) and
+    public declarations only.
+    """
+    if radius is None:
+        return False
+    dual = {1.0: "inf", 2.0: 2, math.inf: 1}[loss.data.norm_order]
+    return bool(np.linalg.norm(np.asarray(theta, dtype=np.float64), ord=_order(dual)) <= radius[dual])
+
+
+class ClippedGradient:
+    """θ ↦ (1/n) Σ_i clip_L(∇ℓ(θ; d_i)) for a generalized linear loss.
+
+    Parameters
+    ----------
+    loss : Loss
+        The per-example loss over its dataset.
+    norm : {1, 2, "inf"}
+        The norm the mechanism's sensitivity uses (ℓ2 for Gaussian gradients,
+        ℓ∞ for the Laplace/Gumbel scores ⟨s, ∇L⟩ of a polytope, whose
+        sensitivity is ``2 L₁ ‖C‖₁ / n`` with ``L₁ = sup ‖∇ℓ‖∞``).
+    bound : float
+        The declared Lipschitz constant L in that norm (``inf``: no clipping).
+
+    Notes
+    -----
+    The row norms of X are computed once.  Only the data enter the result
+    through the clipped per-example gradients; nothing data-dependent is
+    returned besides the gradient itself.
+    """
+
+    def __init__(self, loss: Loss, *, norm: object, bound: float) -> None:
+        if not isinstance(loss, Loss):
+            raise ModelError(f"gradient clipping needs a dpopt Loss, got {type(loss).__name__}")
+        if not (isinstance(bound, (int, float)) and not isinstance(bound, bool) and bound >= 0):
+            raise ModelError(f"the clipping bound must be a non-negative declared constant, got {bound!r}")
+        self.loss = loss
+        self.norm = norm
+        self.bound = float(bound)
+        self._cap = self.bound * (1.0 - _MARGIN)
+        self._x_norms = row_norms(loss.data.X, norm)
+
+    def coefficients(self, theta: np.ndarray) -> np.ndarray:
+        """The clipped scalars c_i, with ``clip_L(∇ℓ(θ; d_i)) = c_i x_i``."""
+        data = self.loss.data
+        z = np.asarray(data.X @ theta).ravel()
+        c = np.asarray(self.loss.dphi(z, np.asarray(data.y)), dtype=np.float64)
+        if math.isinf(self.bound):
+            return c
+        size = np.abs(c) * self._x_norms
+        scale = np.ones_like(c)
+        over = size > self._cap
+        scale[over] = self._cap / size[over]
+        return c * scale
+
+    def per_example(self, theta: np.ndarray) -> np.ndarray:
+        """The clipped per-example gradients, shape (n, d) (dense; for tests and small n)."""
+        X = self.loss.data.X
+        dense = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return self.coefficients(theta)[:, None] * dense
+
+    def __call__(self, theta: np.ndarray) -> np.ndarray:
+        """The clipped average gradient at θ."""
+        X = self.loss.data.X
+        return np.asarray(X.T @ self.coefficients(theta)).ravel() / self.loss.data.n
+
