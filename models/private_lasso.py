@@ -28,7 +28,8 @@ iterations
     T, the number of noisy selections; None takes the paper's
     T = Γ^{2/3}(nε)^{2/3}/(L₁ radius)^{2/3} (Thm. 5.5) from the declared bounds.
 selection
-    ``"laplace"`` or ``"gumbel"``.
+    ``"auto"`` (default: Gumbel, the bounded-range exponential mechanism, when δ > 0;
+    Laplace for δ = 0), ``"laplace"`` or ``"gumbel"``.
 n, d, sparsity
     Training rows, features and non-zeros of the generator's θ*.
 noise
@@ -47,7 +48,7 @@ import dpopt as dp
 from dpopt.datasets import make_regression
 
 PARAMS: dict[str, Any] = {
-    "epsilon": 1.0, "delta": 1e-6, "radius": 1.0, "iterations": None, "selection": "laplace",
+    "epsilon": 1.0, "delta": 1e-6, "radius": 1.0, "iterations": None, "selection": "auto",
     "n": 100_000, "d": 50, "sparsity": 5, "noise": 0.1, "seed": 0,
 }
 N_TEST = 5000

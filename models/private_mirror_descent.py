@@ -28,9 +28,9 @@ set
 potential
     ``"auto"`` or a potential name (``"euclidean"`` fits every set).
 mode
-    ``"accountant"`` (σ from the RDP/PLD accountant) or ``"paper"`` (Alg. 1's σ).
+    ``"accountant"`` (σ from an accountant) or ``"paper"`` (Alg. 1's σ).
 accountant
-    ``"rdp"`` or ``"pld"``.
+    ``"analytic"`` (default: exact μ-GDP of T full-batch Gaussian steps), ``"pld"`` or ``"rdp"``.
 steps
     T (``None``: Thm 3.2's T, capped at ``max_steps``).
 n, d, k, noise, seed
@@ -49,7 +49,7 @@ from dpopt.datasets import make_regression
 
 PARAMS: dict[str, Any] = {
     "epsilon": 1.0, "delta": 1e-6, "set": "simplex", "potential": "auto", "mode": "accountant",
-    "accountant": "rdp", "steps": None, "max_steps": 5000, "n": 20_000, "d": 20, "k": 12,
+    "accountant": "analytic", "steps": None, "max_steps": 5000, "n": 20_000, "d": 20, "k": 12,
     "noise": 0.1, "seed": 0,
 }
 

@@ -492,6 +492,7 @@ def test_release_reports_mode_and_sigma_and_charges_once():
         GaussianFrankWolfe(1.0, 1e-6, iterations=20, ledger=ledger).run(prob, seed=0)
     r2 = GaussianFrankWolfe(0.5, 1e-6, iterations=20, ledger=ledger).run(prob)
     assert r2.parameters["calibration"] == "accountant" and r2.parameters["sigma"] < r2.parameters["sigma_paper"]
+    assert r2.parameters["accountant"] == "analytic"  # exact μ-GDP by default (tests/test_profiles.py)
     assert not r2.seed.user_seeded
     assert "(0.5, 1e-06)-DP" in r2.summary()
 

@@ -9,13 +9,10 @@ import pytest
 
 import dpopt as dp
 from dpopt.errors import (
-    BudgetExceededError,
     MechanismError,
     PrivacyParameterError,
-    UncertifiedOracleError,
     UnknownSolverError,
 )
-from dpopt.mechanisms.objective_perturbation import gaussian_objective_sigma
 
 
 def _logistic(n=200, d=3, seed=0, constraint=True, lam=None):

@@ -197,7 +197,7 @@ def test_structured_sets_run_within_bound(constraint):
 def test_release_reports_both_sigmas_and_accountant_never_larger():
     prob, _ = _logistic_problem(lambda th: dp.Simplex(th), n=500)
     for mode in ("paper", "accountant"):
-        for acc in ("rdp", "pld"):
+        for acc in ("analytic", "rdp", "pld"):
             r = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, mode=mode, accountant=acc,
                                         ledger=dp.Ledger()).run(prob, seed=0)
             P_ = r.parameters
@@ -206,6 +206,10 @@ def test_release_reports_both_sigmas_and_accountant_never_larger():
             assert P_["sigma"] == P_["sigma_paper" if mode == "paper" else "sigma_accountant"]
             assert P_["sensitivity_l2"] == pytest.approx(2 * 1.0 / 500)
             assert "sigma_paper" in r.summary() and r.private
+    # the default is the exact μ-GDP calibration, below the RDP one (tests/test_profiles.py)
+    default = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, ledger=dp.Ledger()).plan(prob).parameters
+    rdp = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, accountant="rdp", ledger=dp.Ledger()).plan(prob).parameters
+    assert default["accountant"] == "analytic" and default["sigma"] < rdp["sigma"]
 
 
 # ---------------------------------------------------------------------------

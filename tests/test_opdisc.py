@@ -12,6 +12,7 @@ from dpopt.mechanisms.opdisc import DEFAULT_ALPHA, opdisc_shift, opdisc_sigma
 from dpopt.modeling.discrete import brute_force
 from dpopt.privacy.profiles import chi_profile_delta, chi_shift_sigma
 from dpopt.testing import audit
+from dpopt.testing.pairs import random_grid_pair
 
 
 def _pair():
@@ -69,11 +70,7 @@ def _alpha_margin_failures(shift_of, alpha: float, trials: int, seed: int) -> in
     failures = 0
     for t in range(trials):
         d = 1 + t % 2
-        n = int(rng.integers(3, 8))
-        X = rng.integers(-2, 3, size=(n, d)) / 2.0
-        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0,
-                        schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
-        d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+        d0, d1 = random_grid_pair(rng, d)
         p0, p1 = _problem(d0), _problem(d1)
         W = GRID.enumerate(d)
         Pi = GRID.normalize(W)
@@ -228,10 +225,7 @@ def _shift_coupling_failures(mechanism: dp.OPDisc, trials: int, seed: int) -> in
     failures = 0
     for t in range(trials):
         d = 1 + t % 2
-        n = int(rng.integers(3, 8))
-        X = rng.integers(-2, 3, size=(n, d)) / 2.0
-        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0, schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
-        d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+        d0, d1 = random_grid_pair(rng, d)
         p0, p1 = _problem(d0), _problem(d1)
         shift = mechanism.sigma(p0.with_kind("normalized")) / chi_shift_sigma(1.0, mechanism.epsilon,
                                                                                mechanism.delta, d + 1)

@@ -16,6 +16,7 @@ from dpopt.mechanisms.rspm import (
     separator_count,
 )
 from dpopt.testing import audit
+from dpopt.testing.pairs import random_grid_pair
 
 GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
 
@@ -79,11 +80,7 @@ def _rspm_alpha_failures(per_separator, alpha: float, trials: int, seed: int) ->
     failures = 0
     for t in range(trials):
         d = 1 + t % 2
-        n = int(rng.integers(3, 8))
-        X = rng.integers(-2, 3, size=(n, d)) / 2.0
-        d0 = dp.Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0,
-                        schema=dp.Schema.uniform(d, dp.Numeric(-1, 1, grid="1/2")))
-        d1 = d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+        d0, d1 = random_grid_pair(rng, d)
         p0, p1 = _problem(d0), _problem(d1)
         W = GRID.enumerate(d)
         k = np.rint(W / GRID.step).astype(int)
@@ -140,11 +137,10 @@ def test_release_is_reproducible_and_uncertified_fails_closed(monkeypatch):
     assert np.array_equal(r1.theta, r2.theta) and GRID.contains(r1.theta) and r1.private
     assert r1.parameters["separators"] == 4 and r1.guarantee.startswith("2-DP (pure)")
 
+    import math
     from dataclasses import replace
 
     from dpopt.backends.bruteforce import BruteForceBackend
-
-    import math
 
     real = BruteForceBackend.solve
     monkeypatch.setattr(BruteForceBackend, "solve",  # an answer without a proven bound

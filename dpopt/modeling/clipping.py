@@ -125,7 +125,7 @@ class ClippedGradient:
     def per_example(self, theta: np.ndarray) -> np.ndarray:
         """The clipped per-example gradients, shape (n, d) (dense; for tests and small n)."""
         X = self.loss.data.X
-        dense = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        dense = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[attr-defined]
         return self.coefficients(theta)[:, None] * dense
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:

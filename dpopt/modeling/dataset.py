@@ -118,7 +118,7 @@ class Dataset:
 
     X: np.ndarray
     y: np.ndarray
-    x_bound: float | None = None
+    x_bound: float = None  # type: ignore[assignment]  # always a float after __post_init__
     x_norm: Norm = 2
     y_bound: float | None = None
     clip: bool = True
@@ -264,9 +264,9 @@ class Dataset:
         except (KeyError, IndexError, TypeError):
             raise DataError(f"the table has no label column {label!r}") from None
         if positive is not None:
-            y: object = np.where(np.array([v == positive for v in raw.tolist()], dtype=bool), 1.0, -1.0)
+            y: np.ndarray = np.where(np.array([v == positive for v in raw.tolist()], dtype=bool), 1.0, -1.0)
         else:
-            y = raw
+            y = np.asarray(raw)
         return cls(schema.encode(frame), y, schema=schema, **bounds)
 
     def __repr__(self) -> str:

@@ -64,7 +64,7 @@ def _finite(value: object, what: str) -> Fraction:
         raise ModelError(f"{what} must be a number, not a bool")
     try:
         if isinstance(value, (str, Fraction, int)):
-            return Fraction(value)  # type: ignore[arg-type]
+            return Fraction(value)
         return Fraction(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, ZeroDivisionError):
         raise ModelError(f"{what} must be a finite number, got {value!r}") from None
