@@ -2,20 +2,21 @@
 
 Run it with::
 
-    dpopt solve models/adult_halfspace.py --solver highs-grouped --set n=None --delta 4.07e-9 --time-limit 600
-    dpopt solve models/adult_halfspace.py --solver highs --set n=500 --time-limit 120
+    dpopt solve models/adult_halfspace.py --solver highs-grouped --set n=None --delta 4.07e-9
+    dpopt solve models/adult_halfspace.py --solver highs --set n=500
     dpopt solve models/adult_halfspace.py --solver cpsat --set n=500 --epsilon 0.5
     dpopt solve models/adult_halfspace.py --solver highs --set mechanism=rspm
 
 The paper's setting: the balanced Adult training subset (all 7,841 positives and as
 many negatives, n = 15,682), the 23-feature encoding, a classifier w on the grid
 τ = 1 with coordinates in {−4, …, 4} and ‖w‖₂ ≤ √23, the 0/1 loss
-1[y⟨x, w⟩ ≤ 0], and δ = 1/n².  ``n`` subsamples the balanced set so the MIP oracle
-can certify within the time limit; an oracle that does not certify releases
-nothing (exit code 3 from ``dpopt solve``).  ``highs-grouped`` (numeric columns
-enumerated, rows grouped by their one-hot pattern) certifies the full n = 15,682 in
-about 10 s (median; minutes for hard draws) per oracle call on 2 cores; the big-M ``highs`` and ``cpsat``
-oracles certify up to n ≈ 500–1000.
+1[y⟨x, w⟩ ≤ 0], and δ = 1/n².  ``n`` subsamples the balanced set.  Every oracle call
+runs to completion (private mode); ``--time-limit`` is an opt-in that makes the guarantee
+conditional, and a call it stops releases nothing (exit code 3 from ``dpopt solve``, which
+says that outcome is not private).  ``highs-grouped`` (the columns the schema declares
+numeric enumerated, rows grouped by their one-hot pattern) solves the full n = 15,682 in
+about 10–25 s (median; minutes for hard draws) per oracle call on 2 cores; the big-M
+``highs`` and ``cpsat`` oracles take minutes to hours beyond n ≈ 500–1000.
 
 Parameters
 ----------

@@ -209,8 +209,9 @@ class ConvexMechanism(Mechanism):
         Raises
         ------
         UncertifiedOracleError
-            Only for problems without a fallback (a submodular-norm term, see
-            :func:`dpopt.modeling.apg.fallback_supported`) whose solve is not certified.
+            Only for problems without a fallback (``parameters["fallback"] == "none"``, e.g. an
+            overlapping submodular norm or a vertex polytope; see
+            :func:`dpopt.modeling.apg.unsupported_reason`) whose solve is not certified.
         """
         if not isinstance(problem, Problem):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
