@@ -251,6 +251,7 @@ DISCRETE_STRESS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, 
     "out-of-bounds": lambda X, y: (np.array([5.0, -7.0, 3.0]), -1.0),
     "zero-margin": lambda X, y: (np.array([0.25, -0.25, 0.0]), 1.0),
     "contradiction": lambda X, y: (X[0].copy(), -y[0]),
+    "label-zero": lambda X, y: (X[1].copy(), 0.0),  # not ±1: mapped to −1, never a refusal
 }
 
 

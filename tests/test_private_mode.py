@@ -166,3 +166,22 @@ def test_an_uncertified_error_names_no_data_dependent_number(monkeypatch: pytest
     assert "0.25" not in text and "bound" not in text and "gap" not in text
     assert err.value.diagnostics is not None  # asked for: the curator may look
     assert err.value.diagnostics.oracle_results[0].status is OracleStatus.LIMIT
+
+
+def test_weighted_losses_need_a_declared_bound_and_map_weights_and_labels_onto_it() -> None:
+    base = _discrete()
+    data, w, grid = base.loss.data, base.loss.variable, base.domain
+    weights = np.linspace(0.5, 3.0, data.n)
+    undeclared = dp.DiscreteProblem(dp.ZeroOneLoss(data, w, grid, weights=weights))
+    ledger = dp.Ledger()
+    with pytest.raises(dp.errors.MechanismError, match="weight_bound"):
+        dp.OPDisc(1.0, 1e-3, ledger=ledger).run(undeclared, solver="bruteforce", seed=0)
+    assert ledger.charges == ()  # refused from the declaration, before the charge
+    declared = dp.ZeroOneLoss(data, w, grid, weights=weights, weight_bound=2.0)
+    assert declared.weights.max() == 2.0 and declared.lipschitz == 2.0 and declared.value_bound == 2.0
+    heavier = dp.ZeroOneLoss(data, w, grid, weights=weights * 10, weight_bound=2.0)
+    assert heavier.lipschitz == declared.lipschitz  # the constants never read the weights
+    labels = data.y.copy()
+    labels[0] = 0.0
+    relabelled = dp.ZeroOneLoss(dp.Dataset(data.X, labels, schema=data.schema), w, grid)
+    assert set(relabelled.data.y.tolist()) <= {-1.0, 1.0} and relabelled.data.y[0] == -1.0

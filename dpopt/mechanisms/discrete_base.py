@@ -96,6 +96,11 @@ class DiscreteMechanism(Mechanism):
             )
         if problem.eta is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
+        if not problem.loss.declared:
+            raise MechanismError(
+                f"{self.name} needs a declared bound on the loss weights: pass "
+                "ZeroOneLoss(..., weights=c, weight_bound=B) (the noise is calibrated to B, never to the weights)"
+            )
         return problem.with_kind(self.kind)
 
     def _session(self, template: DiscreteProblem, solver: Solver, time_limit: float | None,

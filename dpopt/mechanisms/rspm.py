@@ -129,7 +129,7 @@ class RSPM(DiscreteMechanism):
 
     def noise_law(self, problem: DiscreteProblem) -> tuple[str, float]:
         """("laplace", b) or ("gaussian", σ) for ``problem`` (public quantities only)."""
-        bound = float(problem.loss.weights.max())  # losses take values in [0, B]
+        bound = problem.loss.value_bound  # losses take values in [0, B], B declared
         m = separator_count(problem)
         if m == 0:
             raise MechanismError("the grid has a single level per coordinate: there is nothing to choose")
@@ -149,7 +149,7 @@ class RSPM(DiscreteMechanism):
         law, scale = self.noise_law(template)
         session = self._session(template, solver, time_limit, threads)
         params = {"noise": law, "noise_scale": scale, "separators": separator_count(template),
-                  "loss_bound": float(template.loss.weights.max()), "step": template.domain.step}
+                  "loss_bound": template.loss.value_bound, "step": template.domain.step}
         shape = (template.dim, template.levels - 1)
 
         def draw(rng: np.random.Generator) -> list[np.ndarray]:

@@ -38,12 +38,22 @@ class ZeroOneLoss:
         The discrete domain W_τ.
     weights : array_like, optional
         Non-negative per-row weights c_i (default 1): the weighted 0/1 loss.
+    weight_bound : float, optional
+        The declared, public bound B on the weights (default 1 without ``weights``).  The
+        mechanisms' constants (G = B/τ, losses in [0, B]) use it, never the weights' values;
+        weights above it are clipped to it (mapped, not refused).  Without it, weighted
+        losses still compile (for the oracles), but the private mechanisms refuse them.
 
     Raises
     ------
     ModelError
-        If the data have no schema, the labels are not ±1, the sizes disagree or the
-        domain is not an IntegerGrid (all public facts: no value is read).
+        If the data have no schema, the sizes disagree, the weights are malformed or the
+        domain is not an IntegerGrid (public facts: no value decides a refusal).
+
+    Notes on labels
+    ---------------
+    Labels are mapped onto {−1, +1} row by row (y > 0 ↦ +1, otherwise −1) rather than
+    refused, so one row's label cannot make the loss refuse a dataset.
 
     Notes
     -----
@@ -55,7 +65,7 @@ class ZeroOneLoss:
     name = "zero-one"
 
     def __init__(self, data: Dataset, variable: Variable, domain: IntegerGrid,
-                 weights: np.ndarray | None = None) -> None:
+                 weights: np.ndarray | None = None, *, weight_bound: float | None = None) -> None:
         if not isinstance(data, Dataset) or not isinstance(variable, Variable):
             raise ModelError("ZeroOneLoss needs a dpopt Dataset and Variable")
         if variable.size != data.n_features:
@@ -66,30 +76,47 @@ class ZeroOneLoss:
             raise ModelError("ZeroOneLoss needs data with a declared schema: build the Dataset with "
                              "schema=dp.Schema(...) (e.g. dp.Schema.uniform(d, dp.Numeric(-1, 1, grid='1/100'))) "
                              "so that margins are exact integers on the declared grid")
-        if not data.labels_are_binary():
-            raise ModelError("zero-one loss needs labels in {-1, +1}")
+        if not data.labels_are_binary():  # mapped row by row, never refused for a value
+            data = data._like(data.X, np.where(data.y > 0, 1.0, -1.0))
         w = np.ones(data.n) if weights is None else np.asarray(weights, dtype=np.float64)
         if w.shape != (data.n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ModelError(f"weights must be {data.n} finite non-negative numbers")
+        if weight_bound is None and weights is None:
+            weight_bound = 1.0
+        if weight_bound is not None:
+            if isinstance(weight_bound, bool) or not (isinstance(weight_bound, (int, float))
+                                                      and np.isfinite(weight_bound) and weight_bound > 0):
+                raise ModelError("weight_bound must be a positive finite number (a declared bound)")
+            w = np.minimum(w, float(weight_bound))
+        self.weight_bound = None if weight_bound is None else float(weight_bound)
         self.data, self.variable, self.domain, self.weights = data, variable, domain, w
 
     @property
+    def declared(self) -> bool:
+        """Whether the weights' bound is declared (public), as the private mechanisms need."""
+        return self.weight_bound is not None
+
+    @property
+    def _bound(self) -> float:
+        return self.weight_bound if self.weight_bound is not None else float(self.weights.max())
+
+    @property
     def lipschitz(self) -> float:
-        """G = max c_i / τ on the τ-separated grid."""
-        return float(self.weights.max()) / self.domain.step
+        """G = B / τ on the τ-separated grid (B the declared weight bound)."""
+        return self._bound / self.domain.step
 
     @property
     def lipschitz_l1(self) -> float:
-        """G₁ = max c_i / τ: Lipschitz in the ℓ1 norm on the grid (what OPSamp needs).
+        """G₁ = B / τ: Lipschitz in the ℓ1 norm on the grid (what OPSamp needs).
 
         |ℓ_i(w) − ℓ_i(w')| ≤ c_i ≤ c_i ‖w − w'‖_∞ / τ ≤ c_i ‖w − w'‖₁ / τ for w ≠ w' in W_τ.
         """
-        return float(self.weights.max()) / self.domain.step
+        return self._bound / self.domain.step
 
     @property
     def value_bound(self) -> float:
-        """B = max c_i: each ℓ_i takes values in [0, B] (a bounded loss)."""
-        return float(self.weights.max())
+        """B, the declared weight bound: each ℓ_i takes values in [0, B] (a bounded loss)."""
+        return self._bound
 
     @functools.cached_property
     def _integers(self) -> np.ndarray:
