@@ -130,35 +130,12 @@ class OracleResult:
         return ", ".join(parts)
 
     #: fields that are functions of the data beyond the released point (objective
-    #: values, residuals, times): diagnostics for the data curator, not covered by
-    #: any privacy guarantee and withheld from public release records
+    #: values, residuals, times).  A whole OracleResult is a diagnostic for the data
+    #: curator (even its status and verdict can depend on the data): releases carry
+    #: :class:`~dpopt.mechanisms.release.OracleCall` records instead
     DATA_DEPENDENT: ClassVar[tuple[str, ...]] = (
         "primal_bound", "dual_bound", "gap", "residual", "solve_time", "raw_status", "message",
     )
-
-    def public_dict(self) -> dict[str, Any]:
-        """The data-independent part of the record: who solved, the verdict, the tolerance."""
-        d: dict[str, Any] = {
-            "backend": self.backend,
-            "backend_version": self.backend_version,
-            "status": self.status.value,
-            "certified": bool(self.certified),
-            "limit": self.limit,
-        }
-        if self.recheck and "tolerance" in self.recheck:
-            d["proven_distance_at_most"] = self.recheck["tolerance"]
-        return d
-
-    def public_summary(self) -> str:
-        """One line without data-dependent numbers."""
-        d = self.public_dict()
-        parts = [f"{d['backend']} {d['backend_version']}", f"status={d['status']}"]
-        if d["limit"]:
-            parts.append(f"limit={d['limit']}")
-        if "proven_distance_at_most" in d:
-            parts.append(f"proven distance to the exact optimum ≤ {d['proven_distance_at_most']:.3g}")
-        parts.append("certified" if d["certified"] else "NOT certified")
-        return ", ".join(parts)
 
     def to_dict(self, *, include_solution: bool = False) -> dict[str, Any]:
         """JSON-ready dictionary (the raw solution only on request)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -29,6 +29,7 @@ from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import MechanismError, UncertifiedOracleError
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
+from dpopt.modeling.apg import fallback_supported, plan_fallback, solve_with_proof
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import certify
@@ -157,8 +158,7 @@ class Mechanism(ABC):
             threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run the mechanism once and return a release."""
 
-    def _uncertified(self, reason: str, results: tuple[OracleResult, ...],
-                     details: dict[str, Any] | None = None) -> UncertifiedOracleError:
+    def _uncertified(self, reason: str, results: tuple[OracleResult, ...]) -> UncertifiedOracleError:
         """The fail-closed error: a message without data-dependent numbers, diagnostics attached
         (the pipeline strips them unless the caller asked for them)."""
         return UncertifiedOracleError(
@@ -166,7 +166,7 @@ class Mechanism(ABC):
             f"δ={self.delta:g} is spent). Whether this happens can depend on the data: this outcome "
             "is not covered by the privacy guarantee. Run without a time limit (private mode), or "
             "choose another solver; run(..., keep_diagnostics=True) shows the solver's record (not private).",
-            diagnostics=Diagnostics(results, dict(details or {})),
+            diagnostics=Diagnostics(results),
         )
 
     @staticmethod
@@ -224,10 +224,8 @@ class ConvexMechanism(Mechanism):
         backend.check(plan.template)
         options = merge_options(profile, time_limit=time_limit, threads=threads,
                                 distance_tolerance=plan.tolerance)
-        has_fallback = _fallback_supported(plan.template)
+        has_fallback = fallback_supported(plan.template)  # from the problem's structure only
         if has_fallback:  # refuse here, from public facts, if the fallback's work would be unbounded
-            from dpopt.modeling.apg import plan_fallback
-
             plan_fallback(plan.template, plan.tolerance,
                           noise_bound=NOISE_QUANTILE * plan.linear_noise.expected_norm(problem.dim))
         call = OracleCall(backend.name, version, "accelerator" if has_fallback else "oracle",
@@ -246,8 +244,7 @@ class ConvexMechanism(Mechanism):
                     if self.on_uncertified == "raise":
                         raise self._uncertified("the solver's answer was not certified", (result,))
                     return Outcome(self._finish(plan, problem, point + out_noise),
-                                   calls=(OracleCall(call.backend, call.backend_version, call.role,
-                                                     call.acceptance, certified=False),),
+                                   calls=(replace(call, certified=False),),
                                    results=(result,), private=False,
                                    notes=("UNSAFE: released without a certified oracle result",))
                 point, details = _fallback(plan, b)
@@ -284,13 +281,6 @@ def _acceptance(tolerance: float, has_fallback: bool) -> str:
     return rule
 
 
-def _fallback_supported(template: Problem) -> bool:
-    """Whether the a-priori fallback covers this problem (decided from its structure only)."""
-    from dpopt.modeling.apg import fallback_supported
-
-    return bool(fallback_supported(template))
-
-
 def _accelerate(backend: Backend, template: Problem, b: np.ndarray, options: SolveOptions) -> OracleResult:
     """The accelerator's answer; any failure of the external solver is an ERROR result, never an exception."""
     try:
@@ -303,8 +293,6 @@ def _accelerate(backend: Backend, template: Problem, b: np.ndarray, options: Sol
 
 def _fallback(plan: Plan, b: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     """The fallback's point, proven within the plan's tolerance a priori."""
-    from dpopt.modeling.apg import solve_with_proof
-
     t = plan.template
     assert t.perturbation is not None
     solved = solve_with_proof(t.with_perturbation(t.perturbation.with_noise(b)), plan.tolerance,

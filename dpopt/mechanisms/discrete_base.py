@@ -45,6 +45,9 @@ from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind
 
 Solver = str | Path | SolverProfile | Backend
 
+#: the additive suboptimality (in loss units) an oracle answer may have by default; each
+#: mechanism's noise accounts for it (OPDisc 4αD²/τ², RSPM 2α per separator, OPSamp α/(10G))
+DEFAULT_ALPHA = 1e-3
 #: times a crashed oracle call is repeated with the same noise before it is reported
 CRASH_RETRIES = 2
 #: the public note of a release whose oracle ran under a time or node limit
@@ -192,7 +195,7 @@ class DiscreteMechanism(Mechanism):
                       f"(status {last.status.value}, after {CRASH_RETRIES} retries of a crash)")
         if self.on_uncertified == "raise":
             raise self._uncertified(reason, tuple(results))
-        unsafe = OracleCall(call.backend, call.backend_version, call.role, call.acceptance, certified=False)
+        unsafe = replace(call, certified=False)
         solved = [r for r in results if r.solution is not None]
         theta = finish(rng, solved) if solved else np.zeros(session.template.dim)
         return Outcome(theta, calls=(unsafe,) * len(results), results=tuple(results), private=False,

@@ -73,16 +73,11 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver, check_alpha
+from dpopt.mechanisms.discrete_base import DEFAULT_ALPHA, DiscreteMechanism, Solver, check_alpha
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 from dpopt.privacy.sampling import gaussian_noise
-
-#: the additive suboptimality an oracle answer may have (in loss units: rows); the shift
-#: Δ = 4GD²/τ + 4αD²/τ² accounts for it
-DEFAULT_ALPHA = 1e-3
-
 
 #: the noise calibrations :func:`opdisc_sigma` knows (module docstring, items 3 and 2)
 CALIBRATIONS = ("chi2-profile", "borell-tis")

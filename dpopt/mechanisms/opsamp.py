@@ -52,7 +52,7 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver
+from dpopt.mechanisms.discrete_base import DEFAULT_ALPHA, DiscreteMechanism, Solver, check_alpha
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.sampling import exponential_noise, laplace_noise
@@ -116,21 +116,19 @@ class OPSamp(DiscreteMechanism):
     theorem = "NRVW19 Alg. 2 / Thm. 11, Lemma 9 union bound corrected, ℓ1-diameter cap"
     kind = "linear"
 
-    def __init__(self, epsilon: float, delta: float, *, alpha: float = 1e-3, calls: int | None = None,
+    def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA, calls: int | None = None,
                  rate: float | None = None, beta: float = 0.05, max_calls: int = 10_000,
                  **kwargs: Any) -> None:
         super().__init__(epsilon, delta, **kwargs)
         if self.delta == 0:
             raise MechanismError("OPSamp needs delta > 0 (its sensitivity bound holds with probability 1 − δ)")
-        if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
-            raise MechanismError("alpha must be a finite number ≥ 0")
         if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int) or calls < 1):
             raise MechanismError("calls must be a positive integer")
         if rate is not None and not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
             raise MechanismError("rate must be a positive finite number")
         if not (isinstance(beta, (int, float)) and 0 < beta < 1):
             raise MechanismError("beta must lie in (0, 1)")
-        self.alpha, self.calls, self.rate, self.beta = float(alpha), calls, rate, float(beta)
+        self.alpha, self.calls, self.rate, self.beta = check_alpha(alpha), calls, rate, float(beta)
         self.max_calls = int(max_calls)
 
     def plan(self, problem: DiscreteProblem) -> OPSampPlan:

@@ -63,14 +63,10 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DiscreteMechanism, Solver, check_alpha
+from dpopt.mechanisms.discrete_base import DEFAULT_ALPHA, DiscreteMechanism, Solver, check_alpha
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.sampling import gaussian_noise, laplace_noise
-
-#: the additive suboptimality an oracle answer may have (in loss units); each separator's
-#: shift 2B + 2α accounts for it
-DEFAULT_ALPHA = 1e-3
 
 
 def separator_count(problem: DiscreteProblem) -> int:
