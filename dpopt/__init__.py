@@ -46,3 +46,6 @@ __all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]
 from dpopt.mechanisms.release import Diagnostics, OracleCall  # noqa: E402
 
 __all__ += ["Diagnostics", "OracleCall"]
+from dpopt.mechanisms import DPSGD, DPGradientDescent, PrivateSelection  # noqa: E402
+
+__all__ += ["DPGradientDescent", "DPSGD", "PrivateSelection"]

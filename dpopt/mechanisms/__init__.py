@@ -17,3 +17,9 @@ from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe  # noqa: E402
 from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation  # noqa: E402
 
 __all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]
+from dpopt.mechanisms.selection import PrivateSelection  # noqa: E402
+
+__all__ += ["PrivateSelection"]
+from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent  # noqa: E402
+
+__all__ += ["DPGradientDescent", "DPSGD"]

@@ -77,6 +77,21 @@ def in_domain_ball(theta: np.ndarray, loss: Loss, radius: dict[object, float] | 
     return bool(np.linalg.norm(np.asarray(theta, dtype=np.float64), ord=_order(dual)) <= radius[dual])
 
 
+#: a dense X with at most this fraction of non-zeros is multiplied as CSR (one-hot encodings)
+_SPARSE_DENSITY = 0.25
+
+
+def _fast_matrix(X: Any) -> Any:
+    """X as CSR when it is mostly zeros (one-hot rows): the two products per step then cost
+    O(nnz) instead of O(nd).  A public-shape decision; the values are unchanged."""
+    if sp.issparse(X):
+        return sp.csr_matrix(X)
+    dense = np.asarray(X, dtype=np.float64)
+    if dense.size >= 10_000 and np.count_nonzero(dense) <= _SPARSE_DENSITY * dense.size:
+        return sp.csr_matrix(dense)
+    return dense
+
+
 class ClippedGradient:
     """θ ↦ (1/n) Σ_i clip_L(∇ℓ(θ; d_i)) for a generalized linear loss.
 
@@ -108,19 +123,28 @@ class ClippedGradient:
         self.bound = float(bound)
         self._cap = self.bound * (1.0 - _MARGIN)
         self._x_norms = row_norms(loss.data.X, norm)
+        self._X = _fast_matrix(loss.data.X)
 
-    def coefficients(self, theta: np.ndarray) -> np.ndarray:
-        """The clipped scalars c_i, with ``clip_L(∇ℓ(θ; d_i)) = c_i x_i``."""
+    def coefficients(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The clipped scalars c_i, with ``clip_L(∇ℓ(θ; d_i)) = c_i x_i`` (for ``rows`` only, if given)."""
         data = self.loss.data
-        z = np.asarray(data.X @ theta).ravel()
-        c = np.asarray(self.loss.dphi(z, np.asarray(data.y)), dtype=np.float64)
+        X, y, norms = self._X, np.asarray(data.y), self._x_norms
+        if rows is not None:
+            X, y, norms = X[rows], y[rows], norms[rows]
+        z = np.asarray(X @ theta).ravel()
+        c = np.asarray(self.loss.dphi(z, y), dtype=np.float64)
         if math.isinf(self.bound):
             return c
-        size = np.abs(c) * self._x_norms
+        size = np.abs(c) * norms
         scale = np.ones_like(c)
         over = size > self._cap
         scale[over] = self._cap / size[over]
         return c * scale
+
+    def sum_over(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Σ_{i ∈ rows} clip_L(∇ℓ(θ; d_i)): the sum over a batch (DP-SGD)."""
+        X = self._X[rows]
+        return np.asarray(X.T @ self.coefficients(theta, rows)).ravel()
 
     def per_example(self, theta: np.ndarray) -> np.ndarray:
         """The clipped per-example gradients, shape (n, d) (dense; for tests and small n)."""
@@ -130,6 +154,6 @@ class ClippedGradient:
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         """The clipped average gradient at θ."""
-        X = self.loss.data.X
+        X = self._X
         return np.asarray(X.T @ self.coefficients(theta)).ravel() / self.loss.data.n
 

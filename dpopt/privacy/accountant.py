@@ -57,9 +57,12 @@ from dpopt.privacy.calibration import (
 
 __all__ = [
     "AccountantMethod",
+    "check_sampling_rate",
     "composed_epsilon",
     "gaussian_sigma_for_composition",
     "paper_sigma",
+    "sampled_gaussian_epsilon",
+    "sampled_gaussian_multiplier",
 ]
 
 AccountantMethod = Literal["rdp", "pld", "analytic"]
@@ -258,3 +261,98 @@ def paper_sigma(lipschitz: float, n: int, steps: int, epsilon: float, delta: flo
     t = check_steps(steps)
     rows = check_steps(n, "n")
     return math.sqrt(32.0 * t) * lip * math.log(t / dlt) / (eps * rows)
+
+
+def sampled_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
+    """ε at δ of T Poisson-subsampled Gaussian steps under *replace-one* neighbours (PLD).
+
+    Each step releases ``Σ_{i ∈ B} clip_C(g_i) + N(0, (zC)² I)`` where every row enters B
+    independently with probability q.  dp-accounting's PLD accountant with
+    ``NeighboringRelation.REPLACE_ONE`` evaluates the dominating pair
+    ``q·N(+C) + (1−q)·N(0)`` vs ``q·N(−C) + (1−q)·N(0)`` (its
+    ``privacy_loss_mechanism`` REPLACE adjacency, after Zhu, Dong and Wang 2022), which
+    covers a row replaced by any other row of clip norm ≤ C.  At q = 1 it is the
+    Gaussian mechanism with sensitivity 2C, i.e. (2/z)-GDP.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z = σ/C > 0, the noise standard deviation over the per-row clip norm.
+    sampling_rate : float
+        q in (0, 1].
+    steps : int
+        T ≥ 1 adaptive steps.
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        The accountant's ε (pessimistic discretization: an upper bound).
+    """
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier)), steps)
+    accountant = pld_privacy_accountant.PLDAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+        value_discretization_interval=_PLD_DISCRETIZATION,
+    )
+    return float(accountant.compose(event).get_epsilon(delta))
+
+
+def check_sampling_rate(rate: object) -> float:
+    """Validate a Poisson sampling rate q ∈ (0, 1].
+
+    Raises
+    ------
+    PrivacyParameterError
+        If q is not a real number in (0, 1].
+    """
+    q = _as_real(rate, "sampling_rate", "in (0, 1]")
+    if not (0.0 < q <= 1.0):
+        raise PrivacyParameterError(f"sampling_rate (the Poisson rate q) must be in (0, 1], got {q!r}")
+    return q
+
+
+def sampled_gaussian_multiplier(sampling_rate: float, steps: int, epsilon: float, delta: float, *,
+                                rtol: float = 1e-3) -> float:
+    """Smallest z = σ/C whose T Poisson-subsampled Gaussian steps are (ε, δ)-DP (replace-one, PLD).
+
+    Parameters
+    ----------
+    sampling_rate : float
+        q in (0, 1] (each row enters each batch independently with probability q).
+    steps : int
+        T ≥ 1.
+    epsilon, delta : float
+        Target ε > 0 and δ in (0, 1).
+    rtol : float
+        Relative tolerance of the search; the returned z is certified by the accountant.
+
+    Returns
+    -------
+    float
+        z (σ = z·C for per-row clip norm C).
+    """
+    eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    q = check_sampling_rate(sampling_rate)
+    t = check_steps(steps)
+    tol = _as_real(rtol, "rtol", "in [1e-12, 0.1]")
+    if not (1e-12 <= tol <= 0.1):
+        raise PrivacyParameterError(f"rtol must be in [1e-12, 0.1], got {tol!r}")
+    return _sampled_multiplier(q, t, eps, dlt, tol)
+
+
+@functools.lru_cache(maxsize=256)
+def _sampled_multiplier(q: float, steps: int, epsilon: float, delta: float, rtol: float) -> float:
+    """z for validated public inputs (cached: PLD composition is the slow part)."""
+    full = 2.0 * gaussian_sigma_analytic(math.sqrt(steps), epsilon, delta)  # q = 1: (2/z)-GDP, exact
+
+    def excess(log_z: float) -> float:
+        return sampled_gaussian_epsilon(math.exp(log_z), q, steps, delta) - epsilon
+
+    if q == 1.0:
+        return full
+    return _smallest_multiplier(excess, max(full * q * math.sqrt(1.0 / q), 1e-3), rtol)

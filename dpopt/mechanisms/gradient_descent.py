@@ -1,0 +1,376 @@
+"""Gradient perturbation: noisy (stochastic) projected gradient descent.
+
+:class:`DPGradientDescent` (full batch; Bassily, Smith and Thakurta 2014, Alg. 1 without
+sampling, as benchmarked by Yu et al. 2020 "Gradient perturbation is underrated") and
+:class:`DPSGD` (Poisson-subsampled; Abadi et al. 2016, Alg. 1) run T steps
+
+    θ_{t+1} = prox_{ηr, C}(θ_t − η (ĝ_t + λθ_t)),
+
+from the centre of C (or 0), where ĝ_t is a noisy estimate of the average gradient of
+the loss, λ the weight of an ``L2Squared`` regularizer and prox the exact proximal map of
+an ``L1Norm`` regularizer over C (:func:`dpopt.modeling.prox.composite_prox`).  The output
+is the average of θ_1..θ_T (``output="average"``, default: the iterate the convex rate
+below is stated for) or the last iterate (``output="last"``).  Both are
+post-processing of the noisy gradients and cost the same.
+
+Privacy (replace-one neighbours).  Every per-example gradient is clipped to ℓ2 norm C
+(:class:`~dpopt.modeling.clipping.ClippedGradient`; C defaults to the loss's declared ℓ2
+Lipschitz constant, where clipping changes nothing inside the declared domain), so
+replacing one row moves the sum of clipped gradients by at most 2C wherever θ is.
+
+* DP-GD: ĝ_t = (Σ_i clip_C(g_i) + N(0, σ²I))/n.  Each step is a Gaussian mechanism with
+  sensitivity 2C, hence (2C/σ)-GDP; T adaptive steps are exactly μ-GDP with
+  μ = 2C√T/σ (Dong, Roth and Su 2022, Cor. 3.3), so σ is the analytic Gaussian σ
+  (Balle and Wang 2018) for sensitivity 2C√T (``accountant="analytic"``, exact) or
+  dp-accounting's PLD (``"pld"``, an upper bound converging to it).
+* DP-SGD: every row enters the batch B_t independently with probability q (Poisson
+  sampling, :func:`poisson_batch`), ĝ_t = (Σ_{i∈B_t} clip_C(g_i) + N(0, σ²I))/(qn), an
+  unbiased estimate of the clipped average gradient.  σ = zC with z the smallest
+  multiplier whose T-fold Poisson-subsampled Gaussian composition is (ε, δ)-DP under
+  replace-one, by dp-accounting's PLD accountant
+  (:func:`dpopt.privacy.accountant.sampled_gaussian_multiplier`).  The accounting holds
+  only for Poisson sampling: batches of a fixed size taken in data order (a loader
+  without shuffling) put the same rows in every batch and are not amplified at all
+  (``tests/test_gradient_descent.py`` audits that mutant).
+
+Defaults (public: declared constants, n, d, ε, δ; never the data).
+
+* ``learning_rate``: η = 1/β with β the declared smoothness of the average loss plus λ
+  (the classical step of smooth gradient descent).  Non-smooth losses need an explicit η.
+* ``steps`` (DP-GD): the T minimizing the bound on the averaged iterate of noisy
+  gradient descent for a β-smooth convex objective with start distance R,
+  R²/(2ηT) + η d σ_T²/(2n²) with σ_T = 2C√T/μ, i.e. T = R μ n / (2 η C √d), clamped to
+  [1, ``max_steps``].  R is the ℓ2 radius of C, or L/λ (a bound on ‖θ*‖ for an
+  L2Squared weight λ) when there is no set; without either, ``steps`` is required.
+* DP-SGD: q = 1/√n (expected batch √n), and DP-GD's T and η.  With T and η fixed, a small
+  q multiplies the noise an accountant needs by about q (the subsampled Gaussian is close
+  to (2q√T/z)-GDP when z is large), and the estimate is divided by qn instead of n, so the
+  noise per step matches DP-GD's while a step reads about √n rows instead of n.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from dpopt.backends.base import Backend
+from dpopt.backends.profiles import SolverProfile
+from dpopt.errors import MechanismError, PrivacyParameterError
+from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.pipeline import Outcome, run_private
+from dpopt.mechanisms.release import Release
+from dpopt.modeling.clipping import ClippedGradient
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.prox import composite_prox, prox_supported
+from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.privacy.accountant import (
+    check_sampling_rate,
+    check_steps,
+    gaussian_sigma_for_composition,
+    sampled_gaussian_multiplier,
+)
+from dpopt.privacy.calibration import check_epsilon_delta, gaussian_sigma_analytic
+from dpopt.privacy.sampling import gaussian_noise
+
+__all__ = ["DPGradientDescent", "DPSGD", "GradientPlan", "default_steps", "poisson_batch"]
+
+Output = Literal["last", "average"]
+#: cap on the default T (a public bound on the run time: a step reads every row)
+DEFAULT_MAX_STEPS = 1_000
+
+
+@dataclass(frozen=True)
+class GradientPlan:
+    """A calibrated run: public settings only (no data values)."""
+
+    steps: int
+    learning_rate: float
+    clip: float
+    sigma: float  # noise standard deviation on the *sum* of clipped gradients
+    sampling_rate: float  # 1.0 for full batch
+    start: np.ndarray
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
+    """Indices of a Poisson sample: every row independently with probability ``rate``.
+
+    The batch size is Binomial(n, q), not fixed: the accounting of :class:`DPSGD` needs it.
+    """
+    return np.flatnonzero(rng.random(n) < rate)
+
+
+def default_steps(radius: float, mu: float, n: int, step: float, clip: float, dim: int,
+                  max_steps: int) -> int:
+    """T = R μ n / (2 η C √d), the minimizer of the noisy-GD bound (module docstring), in [1, max_steps]."""
+    t = radius * mu * n / (2.0 * step * clip * math.sqrt(dim))
+    return int(min(max(1, math.ceil(t)), max_steps))
+
+
+def _positive(value: object, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.floating)) or not (
+        math.isfinite(value) and value > 0
+    ):
+        raise MechanismError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def _check_output(output: object) -> Output:
+    if output not in ("last", "average"):
+        raise MechanismError(f"output must be 'last' or 'average', got {output!r}")
+    return output
+
+
+class _GradientMechanism(Mechanism):
+    """Shared set-up of DP-GD and DP-SGD (validation, defaults, the iteration)."""
+
+    def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
+                 learning_rate: float | None = None, clip: float | None = None, output: Output = "average",
+                 max_steps: int = DEFAULT_MAX_STEPS, **kwargs: Any) -> None:
+        try:
+            check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+            self.steps = None if steps is None else check_steps(steps)
+            self.max_steps = check_steps(max_steps, "max_steps")
+        except PrivacyParameterError as exc:
+            raise MechanismError(f"{type(self).__name__}: {exc} (Gaussian noise needs δ > 0)") from None
+        super().__init__(epsilon, delta, **kwargs)
+        self.learning_rate = None if learning_rate is None else _positive(learning_rate, "learning_rate")
+        self.clip = None if clip is None else _positive(clip, "clip")
+        self.output: Output = _check_output(output)
+
+    # -- public checks ----------------------------------------------------------------
+    def _check_problem(self, problem: Problem) -> float:
+        """Validate the problem; return the declared ℓ2 Lipschitz constant."""
+        if not isinstance(problem, Problem):
+            raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
+        if problem.perturbation is not None:
+            raise MechanismError("the problem already carries a perturbation; pass the plain problem")
+        if any(not isinstance(r, (L2Squared, L1Norm)) for r in problem.regularizers):
+            raise MechanismError(f"{self.name} supports L2Squared and L1Norm regularizers only")
+        if not prox_supported(problem.constraint, problem.l1_weight):
+            raise MechanismError(
+                f"{self.name} needs an exact proximal step; an L1Norm regularizer is supported over no set, "
+                "a ball or the simplex"
+            )
+        lipschitz = problem.loss_constants().lipschitz_l2
+        if self.clip is None and not math.isfinite(lipschitz):
+            raise MechanismError(
+                f"the {problem.loss.name} loss has no finite ℓ2 Lipschitz constant here; declare data "
+                "bounds and a bounded set, or pass clip= (per-example gradients are clipped to it)"
+            )
+        return lipschitz
+
+    def _step_size(self, problem: Problem) -> float:
+        if self.learning_rate is not None:
+            return self.learning_rate
+        beta = problem.smoothness
+        if not (math.isfinite(beta) and beta > 0):
+            raise MechanismError(
+                f"the {problem.loss.name} loss declares no smoothness bound, so {self.name} has no default "
+                "step size; pass learning_rate="
+            )
+        return 1.0 / beta
+
+    def _radius(self, problem: Problem, lipschitz: float) -> float | None:
+        if problem.constraint is not None:
+            return float(problem.constraint.radius(2))
+        if problem.l2_weight > 0 and math.isfinite(lipschitz):
+            return lipschitz / problem.l2_weight
+        return None
+
+    def _default_steps(self, problem: Problem, lipschitz: float, step: float, clip: float) -> int:
+        radius = self._radius(problem, lipschitz)
+        if radius is None:
+            raise MechanismError(
+                f"{self.name} needs steps= here: without a constraint set or an L2Squared regularizer "
+                "there is no declared radius to choose the number of steps from"
+            )
+        mu = 1.0 / gaussian_sigma_analytic(1.0, self.epsilon, self.delta)  # the whole run's GDP μ
+        return default_steps(radius, mu, problem.n, step, clip, problem.dim, self.max_steps)
+
+    @staticmethod
+    def _start(problem: Problem) -> np.ndarray:
+        return np.zeros(problem.dim) if problem.constraint is None else np.asarray(
+            problem.constraint.center(), dtype=np.float64)
+
+    # -- the run ----------------------------------------------------------------------
+    def plan(self, problem: Problem) -> GradientPlan:
+        """Validate ``problem`` and calibrate (public quantities only)."""
+        raise NotImplementedError
+
+    def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
+            time_limit: float | None = None, seed: int | None = None,
+            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+        """Run the T noisy steps once and release the last (or average) iterate.
+
+        Parameters
+        ----------
+        problem : Problem
+            A GLM loss with declared bounds, optional L2Squared/L1Norm regularizers and an
+            optional constraint set (projected onto every step).
+        solver, time_limit, threads :
+            Unused: the steps are closed-form (kept for the Mechanism interface).
+        seed : int, optional
+            For reproducible noise only; by default noise is seeded from OS entropy.
+        keep_diagnostics : bool
+            Accepted for the interface; the run has no solver record.
+
+        Raises
+        ------
+        MechanismError
+            For a problem or setting refused before the charge.
+        """
+        self._check_time_limit(time_limit)
+        plan = self.plan(problem)
+
+        def work(rng: np.random.Generator) -> Outcome:
+            return Outcome(self._iterate(problem, plan, rng))
+
+        return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
+                           keep_diagnostics=keep_diagnostics)
+
+    def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
+                        rng: np.random.Generator) -> np.ndarray:
+        """(Σ clip_C(g_i) + N(0, σ²I)) / n: the full-batch estimate (DP-SGD overrides it)."""
+        n = clipped.loss.data.n
+        return (clipped(theta) * n + gaussian_noise(rng, plan.sigma, theta.shape[0])) / n
+
+    def _iterate(self, problem: Problem, plan: GradientPlan, rng: np.random.Generator) -> np.ndarray:
+        clipped = ClippedGradient(problem.loss, norm=2, bound=plan.clip)
+        eta, lam, l1 = plan.learning_rate, problem.l2_weight, problem.l1_weight
+        theta = plan.start.copy()
+        total = np.zeros_like(theta)
+        for _ in range(plan.steps):
+            g = self._noisy_gradient(clipped, theta, plan, rng)
+            if lam:
+                g = g + lam * theta
+            theta = composite_prox(problem.constraint, l1, theta - eta * g, eta)
+            total += theta
+        return theta if self.output == "last" else total / plan.steps
+
+    def _parameters(self, plan_steps: int, eta: float, clip: float, sigma: float, accountant: str,
+                    lipschitz: float) -> dict[str, Any]:
+        return {
+            "steps": plan_steps, "learning_rate": eta, "clip_l2": clip, "lipschitz_l2": lipschitz,
+            "sigma": sigma, "noise_multiplier": sigma / clip, "accountant": accountant,
+            "output": self.output, "neighbouring": "replace-one",
+        }
+
+
+class DPGradientDescent(_GradientMechanism):
+    """Noisy projected full-batch gradient descent (DP-GD), calibrated exactly by μ-GDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+    steps : int, optional
+        T ≥ 1 (default: module docstring; needs a constraint set or an L2Squared term).
+    learning_rate : float, optional
+        η > 0 (default 1/β from the declared smoothness).
+    clip : float, optional
+        Per-example ℓ2 clip norm C (default: the loss's declared ℓ2 Lipschitz constant).
+    output : {"average", "last"}
+        The average of the iterates (default) or the last iterate.
+    accountant : {"analytic", "pld"}
+        Exact μ-GDP composition (default) or dp-accounting's PLD.
+    max_steps : int
+        Cap on the default T.
+    **kwargs
+        ``ledger`` as in :class:`Mechanism`.
+
+    Examples
+    --------
+    >>> import numpy as np, dpopt as dp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (500, 3)) / 2
+    >>> data = dp.Dataset(X, np.sign(X[:, 0] + 0.1), x_bound=1.0)
+    >>> th = dp.Variable(3)
+    >>> problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 5.0))
+    >>> release = dp.DPGradientDescent(1.0, 1e-5, ledger=dp.Ledger()).run(problem, seed=0)
+    >>> release.theta.shape
+    (3,)
+    """
+
+    name = "DPGradientDescent"
+    theorem = "BST14 Alg. 1 (full batch); exact μ-GDP composition (Dong–Roth–Su 2022, Cor. 3.3)"
+
+    def __init__(self, epsilon: float, delta: float, *, accountant: str = "analytic", **kwargs: Any) -> None:
+        if accountant not in ("analytic", "pld"):
+            raise MechanismError(f"accountant must be 'analytic' or 'pld', got {accountant!r}")
+        super().__init__(epsilon, delta, **kwargs)
+        self.accountant = accountant
+
+    def plan(self, problem: Problem) -> GradientPlan:
+        lipschitz = self._check_problem(problem)
+        clip = self.clip if self.clip is not None else lipschitz
+        eta = self._step_size(problem)
+        steps = self.steps or self._default_steps(problem, lipschitz, eta, clip)
+        sigma = gaussian_sigma_for_composition(2.0 * clip, steps, self.epsilon, self.delta, self.accountant)
+        params = self._parameters(steps, eta, clip, sigma, self.accountant, lipschitz)
+        params["gdp_mu"] = 2.0 * clip * math.sqrt(steps) / sigma
+        return GradientPlan(steps, eta, clip, sigma, 1.0, self._start(problem), params)
+
+    def gdp_mu(self, problem: Problem) -> float:
+        """The run's exact μ-GDP parameter (public; used by :class:`~dpopt.PrivateSelection`)."""
+        return float(self.plan(problem).parameters["gdp_mu"])
+
+
+class DPSGD(_GradientMechanism):
+    """Noisy projected SGD with Poisson subsampling (DP-SGD), accounted by PLD (replace-one).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+    sampling_rate : float, optional
+        Poisson rate q ∈ (0, 1] (default 1/√n).
+    steps : int, optional
+        T ≥ 1 (default: DP-GD's default T).
+    learning_rate, clip, output, max_steps :
+        As in :class:`DPGradientDescent`.
+    **kwargs
+        ``ledger`` as in :class:`Mechanism`.
+    """
+
+    name = "DPSGD"
+    theorem = "ACG+16 Alg. 1 with Poisson sampling; PLD accounting, replace-one (dp-accounting)"
+
+    def __init__(self, epsilon: float, delta: float, *, sampling_rate: float | None = None,
+                 **kwargs: Any) -> None:
+        try:
+            self.sampling_rate = None if sampling_rate is None else check_sampling_rate(sampling_rate)
+        except PrivacyParameterError as exc:
+            raise MechanismError(str(exc)) from None
+        super().__init__(epsilon, delta, **kwargs)
+
+    def plan(self, problem: Problem) -> GradientPlan:
+        lipschitz = self._check_problem(problem)
+        clip = self.clip if self.clip is not None else lipschitz
+        eta = self._step_size(problem)
+        q = self.sampling_rate if self.sampling_rate is not None else min(1.0, 1.0 / math.sqrt(problem.n))
+        steps = self.steps or self._default_steps(problem, lipschitz, eta, clip)
+        sigma = clip * sampled_gaussian_multiplier(q, steps, self.epsilon, self.delta)
+        params = self._parameters(steps, eta, clip, sigma, "pld (Poisson-subsampled Gaussian)", lipschitz)
+        params.update(sampling_rate=q, sampling="poisson", expected_batch=q * problem.n)
+        return GradientPlan(steps, eta, clip, sigma, q, self._start(problem), params)
+
+    def _batch(self, rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
+        """The rows of one step: a Poisson sample (the accounting's assumption)."""
+        return poisson_batch(rng, n, rate)
+
+    def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
+                        rng: np.random.Generator) -> np.ndarray:
+        """(Σ_{i∈B} clip_C(g_i) + N(0, σ²I)) / (qn) with B a Poisson sample."""
+        n = clipped.loss.data.n
+        rows = self._batch(rng, n, plan.sampling_rate)
+        total = clipped.sum_over(theta, rows)
+        return (total + gaussian_noise(rng, plan.sigma, theta.shape[0])) / (plan.sampling_rate * n)

@@ -1,0 +1,381 @@
+"""Private hyperparameter selection by random stopping (Liu & Talwar 2019; Papernot & Steinke 2022).
+
+:class:`PrivateSelection` runs one randomized procedure Q a random number K of times
+and releases the output of the best run:
+
+    Q:  i ~ Uniform(grid);  θ ← M_i(D) (the candidate mechanism built for hyperparameters i,
+        on its own throwaway ledger);  s ← score(θ; D) + noise;  output (i, θ, s)
+
+and the selection outputs (i, θ) of the run with the largest s (ties, which have probability
+zero, go to the smaller grid index, a total order on Q's outputs as the theorems require).
+K is drawn from the public stopping law before any run and is **not released** (neither
+are the scores): only the chosen θ, the chosen hyperparameters, the chosen candidate's
+public parameters and oracle-call records, which are functions of (i, public facts).
+
+Accounting (:mod:`dpopt.privacy.selection`; the whole procedure is charged once, as the
+selection's (ε, δ), on the selection's ledger before the data is touched):
+
+* ``stopping="liu-talwar"`` (LT19 Thm 3.2, geometric K, pure DP): Q is ε₀-DP with
+  ε₀ = ε/3, split by basic composition into the candidate's ε_t = (1 − s)ε₀ and the
+  Laplace noisy score's ε_s = s·ε₀ (s = ``score_share``).  Candidates must be pure DP.
+* ``stopping="papernot-steinke"`` (PS22 Thm 2, truncated negative binomial K, RDP → (ε, δ)
+  by CKS20 Prop. 12): Q is μ₀-GDP, split into a μ_t-GDP candidate and a Gaussian score with
+  μ_s, μ_t² + μ_s² = μ₀² (Dong, Roth & Su 2022, Cor. 3.3).  Candidates must be Gaussian
+  mechanisms whose μ dpopt can read before the charge: :class:`OutputPerturbation` with
+  ``noise="gaussian"`` (μ = sensitivity/σ from its plan), or any mechanism with a
+  ``gdp_mu(problem) -> float`` method.
+
+Scores.  ``score="accuracy"``: the number of rows with y·⟨x, θ⟩ > 0 (labels ±1), which
+changes by at most 1 when one row is replaced (sensitivity 1).  A user callable
+``score(theta, data) -> float`` must declare its replace-one ``score_sensitivity``; a
+non-finite value is treated as −∞ (never preferred), which is only private if the
+declared sensitivity holds for what the callable returns.
+
+Bad input (a grid that is empty, has duplicates or non-finite values; a candidate that
+``build`` refuses or builds with more than the per-candidate budget; a rule that does
+not fit δ; an ``expected_trials`` < 1) is refused before the ledger is charged: every
+candidate mechanism is built, and planned where it has a plan, from public facts first.
+
+Failures.  After issue 10 dpopt's private mechanisms do not raise for data reasons, so
+a candidate run that raises is a bug or an opted-in limit: the exception propagates,
+the charge stays spent, nothing is released (an ``UncertifiedOracleError`` keeps its
+diagnostics only with ``keep_diagnostics=True``).  No time limit is offered here (it would
+make the guarantee conditional).  If a candidate release is not private (a
+``release-unsafe`` mechanism), neither is the selection's.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpopt.backends.base import Backend
+from dpopt.backends.profiles import SolverProfile
+from dpopt.backends.result import OracleResult
+from dpopt.errors import DpoptError, MechanismError
+from dpopt.mechanisms.base import ConvexMechanism, Mechanism
+from dpopt.mechanisms.output_perturbation import OutputPerturbation
+from dpopt.mechanisms.pipeline import Outcome, run_private
+from dpopt.mechanisms.release import Release
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.problem import Problem
+from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.sampling import gaussian_noise, laplace_noise
+from dpopt.privacy.selection import (
+    STOPPING_RULES,
+    CandidateBudget,
+    SelectionBudget,
+    calibrate_selection,
+    sample_trials,
+)
+
+Params = dict[str, float | int | str]
+ScoreFn = Callable[[np.ndarray, Dataset], float]
+BuildFn = Callable[[Params, CandidateBudget], Mechanism]
+ProblemFn = Callable[[Params], Problem]
+#: relative slack when comparing a built candidate's (ε, δ) to its budget (floating-point only)
+_BUDGET_RTOL = 1e-12
+
+
+def check_grid(candidates: object) -> tuple[Params, ...]:
+    """Validate the declared grid: a nonempty sequence of distinct dicts of finite numbers or strings.
+
+    Raises
+    ------
+    MechanismError
+        Naming the offending candidate and key (grid values are public declarations).
+    """
+    if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Sequence):
+        raise MechanismError("candidates must be a list of dicts of hyperparameters, e.g. [{'lam': 0.1}, {'lam': 1.0}]")
+    if len(candidates) == 0:
+        raise MechanismError("candidates is empty: declare at least one dict of hyperparameters")
+    grid: list[Params] = []
+    seen: set[tuple[tuple[str, Any], ...]] = set()
+    for i, cand in enumerate(candidates):
+        if not isinstance(cand, Mapping):
+            raise MechanismError(f"candidate {i} must be a dict of hyperparameters, got {type(cand).__name__}")
+        params: Params = {}
+        for key, value in cand.items():
+            if not isinstance(key, str):
+                raise MechanismError(f"candidate {i}: hyperparameter names must be strings, got {key!r}")
+            params[key] = _check_value(value, i, key)
+        canon = tuple(sorted(params.items()))
+        if canon in seen:
+            raise MechanismError(f"candidate {i} repeats an earlier candidate {params}: remove the duplicate")
+        seen.add(canon)
+        grid.append(params)
+    return tuple(grid)
+
+
+def _check_value(value: object, i: int, key: str) -> float | int | str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        if not math.isfinite(v):
+            raise MechanismError(f"candidate {i}: hyperparameter {key!r} is {value!r}; use finite values")
+        return v
+    raise MechanismError(f"candidate {i}: hyperparameter {key!r} must be a number or a string, "
+                         f"got {type(value).__name__}")
+
+
+def accuracy_count(theta: np.ndarray, data: Dataset) -> float:
+    """Number of rows with y·⟨x, θ⟩ > 0 (replace-one sensitivity 1)."""
+    margins = np.asarray(data.y, dtype=np.float64) * (np.asarray(data.X, dtype=np.float64) @ theta)
+    return float(np.count_nonzero(margins > 0.0))
+
+
+def candidate_mu(mechanism: Mechanism, problem: Any) -> float:
+    """A candidate's Gaussian-DP μ, from public facts (its plan), before the charge.
+
+    Raises
+    ------
+    MechanismError
+        If the mechanism is not one whose μ dpopt can read (module docstring).
+    """
+    gdp = getattr(mechanism, "gdp_mu", None)
+    if callable(gdp):
+        return float(gdp(problem))
+    if isinstance(mechanism, OutputPerturbation):
+        plan = mechanism.plan(problem)
+        if plan.output_noise.kind == "gaussian" and plan.linear_noise.kind == "none":
+            return float(plan.parameters["sensitivity_l2"]) / plan.output_noise.scale
+        raise MechanismError("stopping='papernot-steinke' needs Gaussian candidates: build "
+                             "OutputPerturbation(budget.epsilon, budget.delta, noise='gaussian')")
+    raise MechanismError(
+        f"stopping='papernot-steinke' needs candidates that are Gaussian-DP with a known μ; "
+        f"{type(mechanism).__name__} is not (use OutputPerturbation(..., noise='gaussian'), a mechanism "
+        "with a gdp_mu(problem) method, or stopping='liu-talwar' with pure-DP candidates)")
+
+
+class PrivateSelection(Mechanism):
+    """Private hyperparameter selection over a declared grid (module docstring).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The whole selection's guarantee (charged once).
+    candidates : sequence of dict
+        The declared grid: distinct dicts of finite numbers or strings (public).
+    build : callable
+        ``build(params, budget) -> Mechanism``: the candidate mechanism for ``params``,
+        built with (at most) ``budget.epsilon``, ``budget.delta`` (a :class:`CandidateBudget`).
+        Hyperparameters of the problem (e.g. an ``L2Squared`` weight) go through ``run``'s
+        ``problem(params)`` callable instead.
+    score : "accuracy" or callable
+        The private score; a callable ``score(theta, data) -> float`` needs ``score_sensitivity``.
+    score_sensitivity : float, optional
+        The callable's replace-one sensitivity (declared; > 0).
+    score_share : float
+        Fraction of each run's budget spent on the noisy score, in (0, 1).
+    stopping : {"liu-talwar", "papernot-steinke"}
+        The accounting rule; ``"liu-talwar"`` needs δ = 0, ``"papernot-steinke"`` δ > 0.
+    expected_trials : float, optional
+        E[K] ≥ 1; default the number of candidates.
+    shape : float, optional
+        η of the truncated negative binomial (``"papernot-steinke"``; default 1, geometric).
+    ledger : Ledger, optional
+        Where the selection is charged.
+    """
+
+    name = "PrivateSelection"
+    theorem = "random-stopping selection: LT19 Thm 3.2 / PS22 Thm 2"
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, candidates: Sequence[Mapping[str, Any]],
+                 build: BuildFn, score: str | ScoreFn = "accuracy", score_sensitivity: float | None = None,
+                 score_share: float = 0.1, stopping: str = "liu-talwar", expected_trials: float | None = None,
+                 shape: float | None = None, ledger: Ledger | None = None) -> None:
+        super().__init__(epsilon, delta, ledger=ledger)
+        self.candidates = check_grid(candidates)
+        if not callable(build):
+            raise MechanismError("build must be a callable build(params, budget) -> Mechanism")
+        self.build = build
+        self.score, self.score_sensitivity = _check_score(score, score_sensitivity)
+        if stopping not in STOPPING_RULES:
+            raise MechanismError(f"stopping must be one of {', '.join(map(repr, STOPPING_RULES))}, got {stopping!r}")
+        self.stopping = stopping
+        trials = len(self.candidates) if expected_trials is None else expected_trials
+        self.budget = self._calibrate(trials, shape, score_share)
+
+    def _calibrate(self, expected_trials: float, shape: float | None, score_share: float) -> SelectionBudget:
+        """The per-run budget (a hook for mutation tests)."""
+        return calibrate_selection(self.epsilon, self.delta, stopping=self.stopping,
+                                   expected_trials=expected_trials, shape=shape, score_share=score_share)
+
+    # -- public checks ------------------------------------------------------------
+    def _build_all(self, problem: Problem | ProblemFn) -> tuple[tuple[Mechanism, Problem], ...]:
+        """Build (and plan, where possible) every candidate and its problem from public facts,
+        before the charge; all problems must share one Dataset (the data the selection protects)."""
+        budget = self.budget.candidate
+        built = []
+        for i, params in enumerate(self.candidates):
+            try:
+                prob = problem(dict(params)) if callable(problem) else problem
+                if not isinstance(prob, Problem):
+                    raise MechanismError(f"the problem for it is a {type(prob).__name__}, not a dpopt Problem")
+                mech = self.build(dict(params), budget)
+                if not isinstance(mech, Mechanism):
+                    raise MechanismError(f"build returned {type(mech).__name__}, not a dpopt Mechanism")
+                self._check_budget(mech, prob)
+                if isinstance(mech, ConvexMechanism):
+                    mech.plan(prob)
+            except (DpoptError, ValueError, TypeError) as exc:
+                raise MechanismError(f"candidate {i} {params} cannot run with the per-candidate budget "
+                                     f"(ε={budget.epsilon:.6g}, δ={budget.delta:.3g}): {exc}") from exc
+            built.append((mech, prob))
+        if any(prob.loss.data is not built[0][1].loss.data for _, prob in built):
+            raise MechanismError("every candidate's problem must use the same Dataset object: the selection "
+                                 "protects one dataset; build the problems from one dp.Dataset")
+        return tuple(built)
+
+    def _check_budget(self, mech: Mechanism, problem: Any) -> None:
+        budget = self.budget.candidate
+        if mech.epsilon > budget.epsilon * (1 + _BUDGET_RTOL) or mech.delta > budget.delta * (1 + _BUDGET_RTOL):
+            raise MechanismError(f"build made a mechanism with ε={mech.epsilon:.6g}, δ={mech.delta:.3g}, above "
+                                 "the per-candidate budget: build it with budget.epsilon and budget.delta")
+        if budget.mu is not None and not candidate_mu(mech, problem) <= budget.mu:
+            raise MechanismError("the candidate's Gaussian noise is below the per-candidate μ: calibrate it "
+                                 "with the analytic Gaussian to budget.epsilon, budget.delta")
+
+    def _parameters(self) -> dict[str, Any]:
+        b = self.budget
+        params: dict[str, Any] = {
+            "stopping": b.stopping, "accounting": _ACCOUNTING[b.stopping], "expected_trials": b.law.mean,
+            "stopping_gamma": b.law.gamma, "stopping_shape": b.law.shape,
+            "candidates": [dict(c) for c in self.candidates], "n_candidates": len(self.candidates),
+            "candidate_epsilon": b.candidate.epsilon, "candidate_delta": b.candidate.delta,
+            "score": self.score if isinstance(self.score, str) else "user callable",
+            "score_sensitivity": self.score_sensitivity,
+        }
+        if b.stopping == "liu-talwar":
+            params.update(trial_epsilon=b.trial_epsilon, score_epsilon=b.score_epsilon, score_noise="laplace",
+                          score_noise_scale=self.score_sensitivity / float(b.score_epsilon or math.nan))
+        else:
+            params.update(trial_mu=b.trial_mu, candidate_mu=b.candidate.mu, score_mu=b.score_mu,
+                          score_noise="gaussian",
+                          score_noise_scale=self.score_sensitivity / float(b.score_mu or math.nan))
+        return params
+
+    # -- the run ------------------------------------------------------------------
+    def run(self, problem: Problem | ProblemFn, *, solver: str | Path | SolverProfile | Backend = "auto",
+            time_limit: float | None = None, seed: int | None = None, threads: int | None = None,
+            keep_diagnostics: bool = False) -> Release:
+        """Run the selection once and return the chosen candidate's release.
+
+        Parameters
+        ----------
+        problem : Problem or callable
+            The (unperturbed) problem every candidate runs on, or ``problem(params) -> Problem``
+            when hyperparameters live in the problem (e.g. the weight of an ``L2Squared``);
+            all of them must use one Dataset object.
+        solver : str, path or Backend
+            Passed to every candidate run.
+        time_limit : None
+            Not supported (a limit would make the guarantee conditional); must be None.
+        seed : int, optional
+            For reproducible noise only; every candidate run is seeded from the selection's
+            generator.
+        threads : int, optional
+            Solver threads for the candidate runs.
+        keep_diagnostics : bool
+            Keep K, the trials' candidates, noisy and exact scores and the chosen run's solver
+            record in ``release.diagnostics`` (**not private**).
+
+        Returns
+        -------
+        Release
+            θ of the best run; ``parameters["selected"]`` holds its hyperparameters.
+        """
+        if not (isinstance(problem, Problem) or callable(problem)):
+            raise MechanismError(f"run() needs a dpopt Problem or a callable problem(params) -> Problem, "
+                                 f"got {type(problem).__name__}")
+        if time_limit is not None:
+            raise MechanismError("PrivateSelection takes no time_limit: a stopped candidate would void the "
+                                 "guarantee; run without one")
+        built = self._build_all(problem)
+        summary = problem.summary() if isinstance(problem, Problem) else built[0][1].summary() + " (per candidate)"
+
+        def work(rng: np.random.Generator) -> Outcome:
+            return self._select(rng, built, solver=solver, threads=threads, keep_diagnostics=keep_diagnostics)
+
+        return run_private(self, work, problem=summary, parameters=self._parameters(), seed=seed,
+                           keep_diagnostics=keep_diagnostics)
+
+    def _noisy_score(self, rng: np.random.Generator, theta: np.ndarray, data: Dataset) -> tuple[float, float]:
+        """(exact, noisy) score of one run; the noise is Q's score share."""
+        score_fn: ScoreFn = accuracy_count if self.score == "accuracy" else self.score  # type: ignore[assignment]
+        exact = float(score_fn(np.asarray(theta, dtype=np.float64), data))
+        if not math.isfinite(exact):
+            exact = -math.inf
+        b = self.budget
+        if b.score_epsilon is not None:  # liu-talwar: Laplace, pure ε_s-DP
+            noise = laplace_noise(rng, self.score_sensitivity / b.score_epsilon, 1)[0]
+        else:  # papernot-steinke: Gaussian, μ_s-GDP
+            assert b.score_mu is not None
+            noise = gaussian_noise(rng, self.score_sensitivity / b.score_mu, 1)[0]
+        return exact, exact + float(noise)
+
+    def _select(self, rng: np.random.Generator, built: tuple[tuple[Mechanism, Problem], ...], *,
+                solver: Any, threads: int | None, keep_diagnostics: bool) -> Outcome:
+        """Draw K, run Q K times, keep the best run (everything here touches the data)."""
+        k = sample_trials(rng, self.budget.law)
+        best: tuple[float, int] | None = None
+        best_release: Release | None = None
+        trials: list[dict[str, Any]] = []
+        private = True
+        for _ in range(k):
+            i = int(rng.integers(len(built)))
+            mech, problem = built[i]
+            mech.ledger = Ledger()  # the selection's ledger carries the whole charge
+            sub_seed = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
+            release = mech.run(problem, solver=solver, seed=sub_seed, threads=threads,  # type: ignore[arg-type]
+                               keep_diagnostics=keep_diagnostics)
+            private = private and release.private
+            exact, noisy = self._noisy_score(rng, release.theta, problem.loss.data)
+            trials.append({"candidate": i, "noisy_score": noisy, "exact_score": exact})
+            key = (noisy, -i)
+            if best is None or key > best:
+                best, best_release = key, release
+        assert best is not None and best_release is not None
+        chosen = -best[1]
+        details: dict[str, Any] = {"trials": k, "runs": trials}
+        results: tuple[OracleResult, ...] = ()
+        if keep_diagnostics and best_release.diagnostics is not None:
+            results = best_release.diagnostics.oracle_results
+            details["chosen_details"] = dict(best_release.diagnostics.details)
+        return Outcome(
+            theta=best_release.theta, calls=best_release.oracle_calls, results=results, details=details,
+            parameters={"selected": dict(self.candidates[chosen]), "selected_index": chosen,
+                        "selected_mechanism": best_release.mechanism,
+                        "selected_parameters": dict(best_release.parameters)},
+            private=private, notes=best_release.notes,
+        )
+
+
+_ACCOUNTING = {
+    "liu-talwar": "LT19 Thm 3.2: geometric K, ε₀-DP runs give 3ε₀-DP",
+    "papernot-steinke": "PS22 Thm 2 (μ-GDP runs, RDP) + CKS20 Prop. 12 (RDP to (ε, δ))",
+}
+
+
+def _check_score(score: object, sensitivity: float | None) -> tuple[str | ScoreFn, float]:
+    if isinstance(score, str):
+        if score != "accuracy":
+            raise MechanismError(f"score must be 'accuracy' or a callable score(theta, data), got {score!r}")
+        if sensitivity is not None:
+            raise MechanismError("score='accuracy' has sensitivity 1; pass score_sensitivity only with a callable")
+        return score, 1.0
+    if not callable(score):
+        raise MechanismError("score must be 'accuracy' or a callable score(theta, data) -> float")
+    if (sensitivity is None or isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real)
+            or not (math.isfinite(float(sensitivity)) and sensitivity > 0)):
+        raise MechanismError("a score callable needs score_sensitivity: its declared replace-one "
+                             "sensitivity, a finite number > 0")
+    return score, float(sensitivity)

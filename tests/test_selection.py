@@ -1,0 +1,297 @@
+"""Private hyperparameter selection: accounting, calibration, bad input, runs, audits.
+
+Audit design.  The selection's bound (3ε₀ for LT19) is far from what a one-point pair can
+show through θ alone, so the fast audit pins K = 1 (``expected_trials=1``: the halting
+probability is 1) and holds the selection to the guarantee of one run of Q, ε₀ = ε/3: that
+checks the whole plumbing (per-candidate calibration, the train/score split, the uniform
+choice of candidate, throwaway ledgers) at a claim the audit can refute.  The mutation
+doubles the per-candidate budget — the selection is miscalibrated — and must be caught.
+The slow audits run the real random stopping (E[K] = 3) against the full claim ε.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+import dpopt as dp
+from dpopt.errors import MechanismError, PrivacyParameterError
+from dpopt.mechanisms.selection import PrivateSelection
+from dpopt.privacy.selection import (
+    CandidateBudget,
+    SelectionBudget,
+    calibrate_selection,
+    ps22_epsilon,
+    ps22_rdp,
+    sample_trials,
+    stopping_law,
+    tnb_mean,
+)
+from dpopt.testing import audit, one_point_pair
+
+# ----------------------------------------------------------------------------- accounting
+
+
+@pytest.mark.parametrize("mu,mean,shape,delta", [
+    (0.5, 10.0, 1.0, 1e-6), (1.0, 4.0, 0.0, 1e-5), (0.2, 30.0, 0.5, 1e-8), (2.0, 3.0, 2.0, 1e-3),
+])
+def test_ps22_epsilon_matches_dp_accounting(mu, mean, shape, delta):
+    law = stopping_law(mean, shape)
+    orders = list(1.0 + np.logspace(-3, 4, 3000))
+    acc = rdp.RdpAccountant(orders=orders)
+    acc.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(1.0 / mu), mean, shape))
+    reference = acc.get_epsilon(delta)
+    ours = ps22_epsilon(mu, delta, law)
+    # ours optimizes λ and λ̂ continuously, dp-accounting over a grid: never larger, and close
+    assert ours <= reference * (1 + 1e-9)
+    assert ours >= reference * (1 - 1e-3)
+
+
+@pytest.mark.parametrize("order,mu,mean,shape", [(3.0, 0.5, 10.0, 1.0), (20.0, 0.1, 50.0, 0.0), (1.5, 3.0, 2.0, 4.0)])
+def test_ps22_rdp_is_theorem_2_minimized_over_lambda_hat(order, mu, mean, shape):
+    law = stopping_law(mean, shape)
+    hats = np.concatenate([[1.0], 1.0 + np.logspace(-4, 5, 200_001)])
+    eps = lambda lam: lam * mu * mu / 2  # noqa: E731  (μ-GDP: ε(λ) = λμ²/2)
+    theorem = (eps(order) + (1 + shape) * np.min((1 - 1 / hats) * eps(hats) + np.log(1 / law.gamma) / hats)
+               + math.log(law.mean) / (order - 1))
+    assert ps22_rdp(order, mu, law) == pytest.approx(theorem, rel=1e-6)
+    assert ps22_rdp(order, mu, law) <= theorem + 1e-12
+
+
+@pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 3.0])
+def test_stopping_law_mean_and_sampling(shape):
+    law = stopping_law(6.0, shape)
+    assert law.mean == pytest.approx(6.0, rel=1e-8)
+    assert tnb_mean(law.gamma, shape) == law.mean
+    rng = np.random.default_rng(7)
+    draws = np.array([sample_trials(rng, law) for _ in range(20_000)])
+    assert draws.min() >= 1
+    assert abs(draws.mean() - law.mean) < 5 * draws.std() / math.sqrt(draws.size)
+
+
+def test_liu_talwar_calibration_meets_target_and_is_tight():
+    b = calibrate_selection(1.2, 0.0, stopping="liu-talwar", expected_trials=5, score_share=0.2)
+    assert 3 * b.trial_epsilon <= 1.2 and 3 * 1.1 * b.trial_epsilon > 1.2
+    assert b.candidate.epsilon + b.score_epsilon <= b.trial_epsilon
+    assert b.candidate.delta == 0 and b.law.gamma == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("eps,delta,trials,shape", [(1.0, 1e-6, 10, None), (0.1, 1e-8, 4, 0.0), (4.0, 1e-5, 20, 2.0)])
+def test_papernot_steinke_calibration_meets_target_and_is_tight(eps, delta, trials, shape):
+    b = calibrate_selection(eps, delta, stopping="papernot-steinke", expected_trials=trials, shape=shape)
+    assert ps22_epsilon(b.trial_mu, delta, b.law) <= eps
+    assert ps22_epsilon(1.1 * b.trial_mu, delta, b.law) > eps
+    assert math.hypot(b.candidate.mu, b.score_mu) <= b.trial_mu
+    # the (ε, δ) point handed to build lies on the candidate's μ-GDP curve
+    sigma = dp.privacy.calibration.gaussian_sigma(1.0, b.candidate.epsilon, b.candidate.delta)
+    assert 1.0 / sigma <= b.candidate.mu
+
+
+# ----------------------------------------------------------------------------- problems
+
+
+def _logistic_data(n=150, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) + 0.2 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
+
+
+def _logistic_problems(data):
+    th = dp.Variable(data.n_features)
+
+    def problem(params):
+        return dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 5.0),
+                          regularizer=dp.L2Squared(th, params["lam"]))
+    return problem
+
+
+GRID = [{"lam": 0.01}, {"lam": 0.1}, {"lam": 1.0}]
+
+
+def _objective(params, budget):
+    return dp.ObjectivePerturbation(budget.epsilon, budget.delta)
+
+
+def _gaussian_output(params, budget):
+    return dp.OutputPerturbation(budget.epsilon, budget.delta, noise="gaussian")
+
+
+@pytest.mark.parametrize("stopping,eps,delta,build", [
+    ("liu-talwar", 1.0, 0.0, _objective),
+    ("papernot-steinke", 1.0, 1e-6, _gaussian_output),
+])
+def test_run_releases_once_with_the_total_charge(stopping, eps, delta, build):
+    data = _logistic_data()
+    ledger = dp.Ledger()
+    sel = PrivateSelection(eps, delta, candidates=GRID, build=build, stopping=stopping, ledger=ledger)
+    release = sel.run(_logistic_problems(data), solver="scipy", seed=3)
+    assert isinstance(release, dp.Release) and release.private
+    assert release.theta.shape == (3,) and np.all(np.isfinite(release.theta))
+    assert (release.epsilon, release.delta) == (eps, delta)
+    assert len(ledger.charges) == 1 and ledger.spent == (eps, delta)
+    assert release.parameters["selected"] in GRID
+    assert release.parameters["selected"] == GRID[release.parameters["selected_index"]]
+    public = release.to_json()
+    assert "trials" not in release.parameters and "noisy_score" not in public and "exact_score" not in public
+    again = sel.run(_logistic_problems(data), solver="scipy", seed=3)
+    np.testing.assert_array_equal(again.theta, release.theta)  # a user seed reproduces the run
+    assert len(ledger.charges) == 2
+
+
+def test_diagnostics_hold_the_trials_only_on_request():
+    data = _logistic_data()
+    sel = PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=dp.Ledger(), expected_trials=4)
+    release = sel.run(_logistic_problems(data), solver="scipy", seed=5, keep_diagnostics=True)
+    details = release.diagnostics.details
+    assert details["trials"] == len(details["runs"]) >= 1
+    best = max(details["runs"], key=lambda r: (r["noisy_score"], -r["candidate"]))
+    assert best["candidate"] == release.parameters["selected_index"]
+    assert sel.run(_logistic_problems(data), solver="scipy", seed=5).diagnostics is None
+
+
+def test_user_score_callable_is_used():
+    data = _logistic_data()
+    # a score that prefers the largest λ by far (sensitivity 1 declared; it ignores the data)
+    sel = PrivateSelection(3.0, candidates=GRID, build=_objective, ledger=dp.Ledger(), expected_trials=30,
+                           score=lambda theta, d: -1e6 * float(np.linalg.norm(theta)), score_sensitivity=1.0)
+    release = sel.run(_logistic_problems(data), solver="scipy", seed=11)
+    assert release.parameters["selected"] == {"lam": 1.0}
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("grid,match", [
+    ([], "empty"),
+    ([{"lam": float("nan")}], "finite"),
+    ([{"lam": math.inf}], "finite"),
+    ([{"lam": 0.1}, {"lam": 0.1}], "duplicate"),
+    ([{"lam": 1}, {"lam": 1.0}], "duplicate"),
+    ([0.1, 1.0], "dict"),
+    ({"lam": 0.1}, "list of dicts"),
+    ([{"lam": [0.1]}], "number or a string"),
+])
+def test_bad_grids_are_refused(grid, match):
+    with pytest.raises(MechanismError, match=match):
+        PrivateSelection(1.0, candidates=grid, build=_objective, ledger=dp.Ledger())
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(delta=1e-6), PrivacyParameterError, "pure"),
+    (dict(stopping="papernot-steinke"), PrivacyParameterError, "delta > 0"),
+    (dict(expected_trials=0.5), PrivacyParameterError, "≥ 1"),
+    (dict(expected_trials=math.nan), PrivacyParameterError, "expected_trials"),
+    (dict(stopping="bogus"), MechanismError, "stopping"),
+    (dict(score="auc"), MechanismError, "accuracy"),
+    (dict(score=lambda t, d: 0.0), MechanismError, "score_sensitivity"),
+    (dict(score_share=1.0), PrivacyParameterError, "score_share"),
+    (dict(shape=2.0), PrivacyParameterError, "geometric"),
+])
+def test_bad_settings_are_refused(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=dp.Ledger(), **kwargs)
+
+
+def _greedy(params, budget):
+    return dp.ObjectivePerturbation(3 * budget.epsilon)  # ignores the per-candidate budget
+
+
+@pytest.mark.parametrize("grid,build,stopping,delta,match", [
+    ([{"lam": 0.1}, {"lam": -1.0}], _objective, "liu-talwar", 0.0, "candidate 1"),  # λ out of range
+    (GRID, _greedy, "liu-talwar", 0.0, "per-candidate budget"),
+    (GRID, _objective, "papernot-steinke", 1e-6, "Gaussian"),  # not a GDP candidate
+    (GRID, lambda p, b: dp.OutputPerturbation(b.epsilon, b.delta, noise="l2-laplace"), "papernot-steinke", 1e-6,
+     "Gaussian"),
+    (GRID, lambda p, b: "not a mechanism", "liu-talwar", 0.0, "not a dpopt Mechanism"),
+])
+def test_bad_candidates_are_refused_before_the_charge(grid, build, stopping, delta, match):
+    ledger = dp.Ledger()
+    sel = PrivateSelection(1.0, delta, candidates=grid, build=build, stopping=stopping, ledger=ledger)
+    with pytest.raises(MechanismError, match=match):
+        sel.run(_logistic_problems(_logistic_data()), solver="scipy", seed=0)
+    assert ledger.charges == () and ledger.spent == (0.0, 0.0)
+
+
+def test_candidates_on_different_data_are_refused():
+    a, b = _logistic_data(seed=0), _logistic_data(seed=1)
+    pa, pb = _logistic_problems(a), _logistic_problems(b)
+    ledger = dp.Ledger()
+    sel = PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=ledger)
+    with pytest.raises(MechanismError, match="same Dataset"):
+        sel.run(lambda p: pa(p) if p["lam"] < 1 else pb(p), solver="scipy")
+    with pytest.raises(MechanismError, match="time_limit"):
+        sel.run(pa, solver="scipy", time_limit=1.0)
+    assert ledger.charges == ()
+
+
+# ----------------------------------------------------------------------------- audits
+
+N = 10
+H = 0.1
+AUDIT_GRID = [{"lam": 0.5}, {"lam": 1.0}]
+
+
+def _huber_problems(data):
+    th = dp.Variable(1)
+    return lambda p: dp.Problem(dp.HuberLoss(data, th, h=H), regularizer=dp.L2Squared(th, p["lam"]))
+
+
+def _laplace_output(params, budget):
+    return dp.OutputPerturbation(budget.epsilon, budget.delta, noise="l2-laplace")
+
+
+class DoubledBudgetSelection(PrivateSelection):
+    """Mutation: every run of Q gets twice the budget the accounting allows."""
+
+    def _calibrate(self, expected_trials, shape, score_share):
+        b = super()._calibrate(expected_trials, shape, score_share)
+        c = b.candidate
+        return SelectionBudget(b.stopping, b.law, 2 * b.trial_epsilon, b.trial_delta, b.trial_mu,
+                               CandidateBudget(2 * c.epsilon, c.delta, c.mu), 2 * b.score_epsilon, b.score_mu)
+
+
+def _runner(cls, eps, expected_trials):
+    def run(data, seed):
+        sel = cls(eps, candidates=AUDIT_GRID, build=_laplace_output, expected_trials=expected_trials,
+                  score_share=0.02, ledger=dp.Ledger())
+        return sel.run(_huber_problems(data), solver="scipy", seed=seed).theta
+    return run
+
+
+def _audit(cls, eps, claim, expected_trials, n_runs, seed=0):
+    d0, d1 = one_point_pair(N)
+    res = audit(_runner(cls, eps, expected_trials), d0, d1, claimed_epsilon=claim, n_runs=n_runs, seed=seed,
+                n_jobs=2)
+    print(f"{cls.__name__}: {res.summary()}")
+    return res
+
+
+EPS = 6.0  # ε₀ = 2 per run of Q
+FAST = 1500
+
+
+def test_selection_audit_single_trial():
+    claim = EPS / 3  # K = 1: the selection is one run of Q, which is ε₀-DP
+    res = _audit(PrivateSelection, EPS, claim, 1, FAST)
+    assert not res.violates, res.summary()
+    assert res.epsilon_lower > 0.3 * claim, res.summary()  # the audit has power on this pair
+
+
+def test_selection_mutation_is_caught():
+    res = _audit(DoubledBudgetSelection, EPS, EPS / 3, 1, FAST)
+    assert res.violates, res.summary()
+
+
+@pytest.mark.slow
+def test_selection_large_audits():
+    for seed in range(3):
+        res = _audit(PrivateSelection, EPS, EPS / 3, 1, 20_000, seed=seed)
+        assert not res.violates, res.summary()
+        res = _audit(PrivateSelection, EPS, EPS, 3, 20_000, seed=seed)  # real random stopping, full claim
+        assert not res.violates, res.summary()
