@@ -23,6 +23,7 @@ from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError, UnknownSolverError
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.modeling.problem import Problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,7 +82,9 @@ def resolve(solver: str | Path | SolverProfile | Backend, problem: AnyProblem | 
     """Turn a solver name, profile path or profile into (backend, profile).
 
     ``"auto"`` picks the first of :data:`AUTO_ORDER` that is installed and can
-    solve ``problem`` (a choice that depends on the problem's structure only).
+    solve ``problem`` (a choice that depends on the problem's structure only): scipy
+    first on ℝ^d, boxes and — for smooth GLM losses without an ℓ1 term — ℓ2 balls
+    (its Newton methods); clarabel first on other constraint sets.
     Unknown names fail at once, listing the known ones.
     """
     if isinstance(solver, Backend):
@@ -104,8 +107,8 @@ def _auto(problem: AnyProblem | None) -> tuple[Backend, SolverProfile]:
     order = AUTO_ORDER
     if isinstance(problem, DiscreteProblem):
         order = AUTO_ORDER_DISCRETE
-    elif problem is not None and problem.constraint is not None and type(problem.constraint).__name__ != "LinfBall":
-        order = ("clarabel", "scipy", "scs")  # interior point handles constraint sets best
+    elif problem is not None and problem.constraint is not None and not _scipy_first(problem):
+        order = ("clarabel", "scipy", "scs")  # interior point handles other constraint sets best
     for name in order:
         if name not in registry.names():
             continue
@@ -121,6 +124,19 @@ def _auto(problem: AnyProblem | None) -> tuple[Backend, SolverProfile]:
                 continue
         return b, SolverProfile(name)
     raise BackendCapabilityError("no installed backend can solve this problem: " + "; ".join(reasons))
+
+
+def _scipy_first(problem: AnyProblem) -> bool:
+    """Whether scipy leads the order for a constrained convex problem (structure only): on a box
+    (L-BFGS-B) and where its projected Newton method applies (an ℓ2 ball, a smooth GLM loss, no ℓ1
+    term, d ≤ 2000) it is the fastest certified solver."""
+    if not isinstance(problem, Problem):
+        return False
+    if type(problem.constraint).__name__ == "LinfBall":
+        return True
+    from dpopt.backends.scipy_backend import ScipyBackend
+
+    return ScipyBackend.newton_applies(problem)
 
 
 def merge_options(profile: SolverProfile, **overrides: Any) -> SolveOptions:

@@ -1,36 +1,59 @@
 """A scipy/numpy backend for smooth (strongly) convex problems.
 
-On ℝ^d a damped Newton method (the GLM Hessian Xᵀ diag(φ'') X costs O(n d²),
-so it is used for d ≤ 2000) converges quadratically; L-BFGS-B (scipy) does the
-bulk of the work on boxes and — through the exact split θ = u − v, u, v ≥ 0 —
-with an ℓ1 regularizer, and is the fallback if Newton stalls; an accelerated
-proximal-gradient method (FISTA with adaptive restart) handles ℓ1/ℓ2 balls and
-the simplex, and polishes every answer.  The backend certifies its own result
-through the norm of the gradient mapping ‖G‖ ≤ tolerance (a KKT residual: G = 0
-exactly at the optimum).
+On ℝ^d and on an ℓ2 ball a damped (projected) Newton method is used whenever the loss
+has a second derivative and d ≤ 2000: the GLM Hessian Xᵀ diag(w φ'') X costs O(m d²)
+for the m distinct rows, computed as one float32 ``syrk`` (a *model*: its rounding
+changes the speed of convergence, not the limit, and no certificate reads it).  On the
+ball each step minimizes the quadratic model over the ball — the proximal Newton step
+for h = ι_C (Lee, Sun and Saunders 2014, "Proximal Newton-type methods", Alg. 1 with
+exact subproblems; quadratic local convergence, their Thm. 3.3) — by the Moré–Sorensen
+secular equation on the model's KKT multiplier ν (Nocedal and Wright 2006, Alg. 4.3;
+H ≻ 0 here, so there is no "hard case"), and an Armijo backtracking line search along
+the feasible segment globalizes it.  L-BFGS-B (scipy) does the bulk of the work on
+boxes and — through the exact split θ = u − v, u, v ≥ 0 — with an ℓ1 regularizer, and
+is the fallback if Newton stalls; an accelerated proximal-gradient method (FISTA with
+adaptive restart) handles ℓ1/ℓ2 balls and the simplex, and polishes every answer.  The
+backend certifies its own result through the norm of the gradient mapping ‖G‖ ≤
+tolerance (a KKT residual: G = 0 exactly at the optimum); mechanisms re-certify it
+independently (:func:`dpopt.modeling.prox.certify`).
+
+Speed: the rows are aggregated, sparse-copied and cached once per data set
+(:func:`dpopt.compile.aggregate.glm_design`); the last evaluation is memoized so the
+final certificate reuses Newton's gradient; BLAS runs single-threaded by default (the
+products are small, and on a shared machine multi-threaded BLAS busy-waits — "thread
+thrash"), or with ``SolveOptions.threads`` threads (threadpoolctl).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy
+import scipy.linalg
 from scipy.optimize import minimize
 
+from dpopt._threads import blas_threads
 from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.registry import register
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
-from dpopt.compile.aggregate import aggregate_rows
+from dpopt.compile.aggregate import GLMDesign, glm_design
 from dpopt.errors import BackendCapabilityError
+from dpopt.modeling.losses import Loss
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import composite_prox, prox_supported
 from dpopt.modeling.regularizers import L1Norm, L2Squared
-from dpopt.modeling.sets import LinfBall
+from dpopt.modeling.sets import L2Ball, LinfBall
+
+#: largest dimension for which the dense Newton method is used
+NEWTON_MAX_DIM = 2000
+#: keep the Hessian model while full steps shrink ‖G‖ by at least this factor
+LAZY_RATE = 0.1
+_base_d2phi = Loss.d2phi  # losses that do not override it have no second derivative
 
 
 @dataclass
@@ -38,44 +61,145 @@ class _Smooth:
     """Aggregated evaluation of the smooth part: average loss + ℓ2² + perturbation."""
 
     problem: Problem
-    X: np.ndarray
-    y: np.ndarray
+    design: GLMDesign
     w: np.ndarray  # counts / n
     b: np.ndarray
     l2: float
     zeta: float
     theta0: np.ndarray
+    _memo: tuple[np.ndarray, np.ndarray, float, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, problem: Problem) -> _Smooth:
-        X, y, c = aggregate_rows(problem.loss.data.X, problem.loss.data.y)
+        design = glm_design(problem.loss.data.X, problem.loss.data.y)
         p = problem.perturbation or Perturbation(problem.dim)
         assert p.b is not None and p.theta0 is not None
-        return cls(problem, X, y, c / problem.n, np.array(p.b), problem.l2_weight, p.zeta, np.array(p.theta0))
+        return cls(problem, design, design.counts / problem.n, np.array(p.b), problem.l2_weight, p.zeta,
+                   np.array(p.theta0))
+
+    def set_linear(self, b: np.ndarray) -> None:
+        """Replace the linear term (and forget the memoized evaluation)."""
+        self.b = np.asarray(b, dtype=np.float64)
+        self._memo = None
+
+    def _margins(self, theta: np.ndarray) -> np.ndarray:
+        m = self._memo
+        if m is not None and np.array_equal(m[0], theta):
+            return m[1]
+        return self.design.matvec(theta)
 
     def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        loss = self.problem.loss
-        z = self.X @ theta
-        v = float(self.w @ loss.phi(z, self.y))
-        g = self.X.T @ (self.w * loss.dphi(z, self.y))
+        """Value and gradient at θ (the last evaluation is memoized)."""
+        m = self._memo
+        if m is not None and np.array_equal(m[0], theta):
+            return m[2], m[3].copy()
+        loss, y = self.problem.loss, self.design.y
+        z = self.design.matvec(theta)
+        v = float(self.w @ loss.phi(z, y))
+        g = self.design.rmatvec(self.w * loss.dphi(z, y))
         d = theta - self.theta0
         v += 0.5 * self.l2 * float(theta @ theta) + float(self.b @ theta) + 0.5 * self.zeta * float(d @ d)
         g = g + self.l2 * theta + self.b + self.zeta * d
-        return v, g
-
+        self._memo = (theta.copy(), z, v, g)
+        return v, g.copy()
 
     def hessian(self, theta: np.ndarray) -> np.ndarray | None:
-        """Hessian of the smooth part (GLM: Xᵀ diag(w φ'') X + (λ + ζ)I), or None."""
-        h = self.problem.loss.d2phi(self.X @ theta, self.y)
+        """A model of the Hessian (GLM: Xᵀ diag(w φ'') X + (λ + ζ)I, float32 products), or None."""
+        h = self.problem.loss.d2phi(self._margins(theta), self.design.y)
         if h is None:
             return None
-        H = (self.X * (self.w * h)[:, None]).T @ self.X
+        H = self.design.gram_model(self.w * h)
         H[np.diag_indices_from(H)] += self.l2 + self.zeta
         return H
 
 
+def _ball_point(v: np.ndarray, radius: float | None) -> np.ndarray:
+    """The projection of v onto the ℓ2 ball of ``radius`` (identity for None)."""
+    if radius is None:
+        return v
+    nv = float(np.linalg.norm(v))
+    return v if nv <= radius else (radius / nv) * v
+
+
+def _stationarity(x: np.ndarray, g: np.ndarray, beta: float, radius: float | None) -> float:
+    """‖G‖ = β‖x − P(x − g/β)‖ plus its floating-point slack (the rule of :func:`prox.certify`)."""
+    if radius is None:
+        return float(np.linalg.norm(g))
+    xp = _ball_point(x - g / beta, radius)
+    eps = np.finfo(np.float64).eps
+    slack = 4.0 * eps * (beta * float(np.linalg.norm(x)) + float(np.linalg.norm(g)) + beta * float(np.linalg.norm(xp)))
+    return float(np.linalg.norm(beta * (x - xp))) + slack
+
+
+def _secular_multiplier(lam: np.ndarray, a: np.ndarray, radius: float) -> float:
+    """ν ≥ 0 with ‖a/(λ + ν)‖ = radius, for λ > 0 and ‖a/λ‖ > radius (Moré–Sorensen).
+
+    Newton's method on ψ(ν) = 1/‖a/(λ + ν)‖ − 1/radius, which is concave and increasing,
+    so from ν = 0 (ψ < 0) the iterates increase monotonically to the root
+    (Nocedal and Wright 2006, Sec. 4.3).
+    """
+    nu = 0.0
+    for _ in range(100):
+        q = a / (lam + nu)
+        phi = float(np.linalg.norm(q))
+        if abs(phi - radius) <= 1e-15 * radius:
+            break
+        dphi3 = float(np.sum(q * q / (lam + nu)))  # −φ'(ν)·φ
+        step = (phi - radius) / radius * phi * phi / dphi3
+        if not step > 0.0:  # φ ≤ radius up to rounding: the root is reached
+            break
+        nu += step
+        if step <= 1e-16 * nu:
+            break
+    return nu
+
+
+class _Model:
+    """A Hessian model H ≻ 0 with its Cholesky factor and (on demand) eigendecomposition,
+    kept while the model is reused for several steps."""
+
+    def __init__(self, H: np.ndarray) -> None:
+        self.H = H
+        self._cho: tuple[np.ndarray, bool] | None = None
+        self._eig: tuple[np.ndarray, np.ndarray] | None = None
+
+    def solve(self, g: np.ndarray) -> np.ndarray:
+        """H⁻¹g (raises LinAlgError when H is not positive definite)."""
+        if self._cho is None:
+            self._cho = scipy.linalg.cho_factor(self.H, check_finite=False)
+        return np.asarray(scipy.linalg.cho_solve(self._cho, g, check_finite=False))
+
+    def eig(self) -> tuple[np.ndarray, np.ndarray]:
+        """(λ, Q) with H = Q diag(λ) Qᵀ."""
+        if self._eig is None:
+            lam, Q = np.linalg.eigh(self.H)
+            self._eig = (lam, Q)
+        return self._eig
+
+
+def _newton_step(model: _Model, x: np.ndarray, g: np.ndarray, radius: float | None) -> np.ndarray | None:
+    """d minimizing gᵀd + ½dᵀHd subject to ‖x + d‖ ≤ radius (no constraint for None).
+
+    With the multiplier ν of the model's constraint, (H + νI) d = −(g + νx); d is
+    formed from that equation (small near the optimum, so it keeps its relative
+    accuracy) and ν from the secular equation ‖x + d(ν)‖ = radius.
+    """
+    try:
+        d = -model.solve(g)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if radius is None or float(np.linalg.norm(x + d)) <= radius:
+        return d
+    lam, Q = model.eig()
+    if not lam[0] > 0.0:
+        return None
+    xh, gh = Q.T @ x, Q.T @ g
+    nu = _secular_multiplier(lam, lam * xh - gh, radius)
+    return np.asarray(-(Q @ ((gh + nu * xh) / (lam + nu))))
+
+
 class ScipyBackend(Backend):
-    """L-BFGS-B + FISTA polishing, certified by the gradient-mapping norm."""
+    """Damped (projected) Newton, L-BFGS-B and FISTA polishing, certified by the gradient-mapping norm."""
 
     name = "scipy"
     module = "scipy"
@@ -104,6 +228,24 @@ class ScipyBackend(Backend):
                 f"{type(problem.constraint).__name__}: use 'clarabel'"
             )
 
+    def version(self) -> str | None:
+        """scipy's version (imported with this module, so no metadata lookup per call)."""
+        return str(scipy.__version__)
+
+    @staticmethod
+    def newton_applies(problem: Problem) -> bool:
+        """Whether the Newton path serves ``problem`` (structure only: ℝ^d or an ℓ2 ball,
+        no ℓ1 term, d ≤ :data:`NEWTON_MAX_DIM`, a loss with a second derivative)."""
+        c = problem.constraint
+        return (
+            problem.l1_weight == 0.0
+            and problem.dim <= NEWTON_MAX_DIM
+            and (c is None or isinstance(c, L2Ball))
+            and math.isfinite(problem.smoothness)
+            and type(problem.loss).d2phi is not _base_d2phi
+            and not any(not isinstance(r, L2Squared) for r in problem.regularizers)
+        )
+
     def prepare(self, problem: AnyProblem) -> Any:
         self.check(problem)
         assert isinstance(problem, Problem)  # check() refused anything else
@@ -112,18 +254,19 @@ class ScipyBackend(Backend):
     def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         f: _Smooth = prepared
         if b is not None:
-            f.b = np.asarray(b, dtype=np.float64)
+            f.set_linear(b)
         start = time.perf_counter()
         deadline = math.inf if options.time_limit is None else start + options.time_limit
         max_iter = options.max_iterations or 100_000
         self._deadline = deadline
         tol = self._gradient_tolerance(f.problem, options)
-        x = self._initial_point(f, tol, max_iter, options, deadline)
-        x, gnorm, iters, limit = self._fista(f, x, tol, max_iter, deadline)
+        with blas_threads(options.threads):
+            x = self._initial_point(f, tol, max_iter, options, deadline)
+            x, gnorm, iters, limit = self._fista(f, x, tol, max_iter, deadline)
+            value = f.value_grad(x)[0] + f.problem.l1_weight * float(np.abs(x).sum())
         elapsed = time.perf_counter() - start
         ok = gnorm <= tol
         status = OracleStatus.OPTIMAL if ok else OracleStatus.LIMIT
-        value = f.value_grad(x)[0] + f.problem.l1_weight * float(np.abs(x).sum())
         return OracleResult(
             solution=x,
             status=status,
@@ -157,16 +300,19 @@ class ScipyBackend(Backend):
 
     def _initial_point(self, f: _Smooth, tol: float, max_iter: int, options: SolveOptions,
                        deadline: float) -> np.ndarray:
-        """Damped Newton on ℝ^d when the Hessian is cheap (d ≤ 2000), else (or if Newton
-        stalls) L-BFGS-B followed by Newton; FISTA then finishes and certifies."""
+        """Damped (projected) Newton when it applies (:meth:`newton_applies`), else — or if
+        Newton stalls — L-BFGS-B followed by Newton; FISTA then finishes and certifies."""
         p = f.problem
-        newton = p.constraint is None and p.l1_weight == 0.0 and p.dim <= 2000
+        newton = self.newton_applies(p)
+        radius = p.constraint.r if isinstance(p.constraint, L2Ball) else None
         if newton:
-            x = self._newton(f, np.zeros(p.dim), tol, deadline)
-            if float(np.linalg.norm(f.value_grad(x)[1])) <= tol:
+            x, res = self._newton(f, np.zeros(p.dim), tol, deadline, radius=radius)
+            if res <= tol:
                 return x
         x = self._lbfgs(f, max_iter, max(options.tolerance, 1e-9))
-        return self._newton(f, x, tol, deadline) if newton else x
+        if not newton:
+            return x
+        return self._newton(f, _ball_point(x, radius), tol, deadline, radius=radius)[0]
 
     # -- stage 1: L-BFGS-B where the feasible set is a box ------------------------
     def _lbfgs(self, f: _Smooth, max_iter: int, tol: float) -> np.ndarray:
@@ -206,31 +352,56 @@ class ScipyBackend(Backend):
         res = minimize(split, np.zeros(2 * d), jac=True, method="L-BFGS-B", callback=self._stop_at_deadline, bounds=[(0.0, None)] * (2 * d), options=opts)
         return np.asarray(res.x[:d] - res.x[d:])
 
-    # -- stage 1b: damped Newton polish on ℝ^d (quadratic convergence; d ≤ 2000) ----------
+    # -- stage 1b: damped (projected) Newton on ℝ^d or an ℓ2 ball (d ≤ 2000) ------------
     @staticmethod
-    def _newton(f: _Smooth, x: np.ndarray, tol: float, deadline: float, max_steps: int = 50) -> np.ndarray:
+    def _newton(f: _Smooth, x: np.ndarray, tol: float, deadline: float, *, radius: float | None = None,
+                max_steps: int = 60) -> tuple[np.ndarray, float]:
+        """Proximal Newton for h = ι_{‖·‖≤radius} (module docstring); returns (x, ‖G(x)‖).
+
+        A step is accepted by Armijo's rule F(x + td) ≤ F(x) + 10⁻⁴·t·⟨g, d⟩ or, where the
+        objective's change is below its rounding, when it decreases ‖G‖.  The Hessian model
+        is kept for the next step while full steps shrink ‖G‖ at least :data:`LAZY_RATE`-fold
+        (a linearly convergent chord step costs one gradient instead of a Hessian; Shamanskii's
+        variant of Newton's method, Kelley 1995, Sec. 5.4.3) and recomputed otherwise.
+        ``x`` must be feasible.
+        """
+        beta = f.problem.smoothness
         v, g = f.value_grad(x)
+        res = _stationarity(x, g, beta, radius)
+        model: _Model | None = None
+        fresh = False
         for _ in range(max_steps):
-            if float(np.linalg.norm(g)) <= tol or time.perf_counter() > deadline:
+            if res <= tol or time.perf_counter() > deadline:
                 break
-            H = f.hessian(x)
-            if H is None:
-                break
-            try:
-                step = np.linalg.solve(H, g)
-            except np.linalg.LinAlgError:
-                break
+            if model is None:
+                H, fresh = f.hessian(x), True
+                if H is None:
+                    break
+                model = _Model(H)
+            d = _newton_step(model, x, g, radius)
+            slope = -math.inf if d is None else float(g @ d)
+            accepted = d is not None and slope < 0.0
             t = 1.0
-            while t > 1e-10:  # Armijo backtracking
-                xn = x - t * step
+            while accepted and t > 1e-10:  # Armijo backtracking along the feasible segment [x, x + d]
+                assert d is not None
+                xn = _ball_point(x + t * d, radius)
                 vn, gn = f.value_grad(xn)
-                if vn <= v - 1e-4 * t * float(g @ step) or float(np.linalg.norm(gn)) < float(np.linalg.norm(g)):
+                rn = _stationarity(xn, gn, beta, radius)
+                if vn <= v + 1e-4 * t * slope or rn < res:
                     break
                 t *= 0.5
             else:
-                break
-            x, v, g = xn, vn, gn
-        return x
+                accepted = False
+            if not accepted:
+                if fresh:
+                    break
+                model = None  # a stale model failed: retry from here with a fresh one
+                continue
+            if t < 1.0 or rn > LAZY_RATE * res:
+                model = None
+            fresh = False
+            x, v, g, res = xn, vn, gn, rn
+        return x, res
 
     @staticmethod
     def _mapping_norm(x: np.ndarray, g: np.ndarray, beta: float, prox: Any, unconstrained: bool) -> float:

@@ -24,6 +24,8 @@ BENCHMARKS: dict[str, str] = {
     "rates": "dpopt.bench.rates",
     "lasso": "dpopt.bench.lasso",
     "sparsity-norms": "dpopt.bench.sparsity_norms",
+    "speed": "dpopt.bench.speed",
+    "linear": "dpopt.bench.linear",
 }
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpopt._threads import blas_threads
 from dpopt.errors import BackendCapabilityError
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ def certify(problem: Problem, x: np.ndarray) -> Certificate:
     if not (mu > 0 and math.isfinite(beta)) or x.shape != (problem.dim,) or not np.all(np.isfinite(x)):
         fallback = x if x.shape == (problem.dim,) else np.full(problem.dim, np.nan)
         return Certificate(fallback, math.inf, math.inf, mu, beta)
-    xp, G, slack, err = gradient_mapping(problem, x, beta)
+    with blas_threads():  # one pass over the data: single-threaded BLAS avoids thread thrash
+        xp, G, slack, err = gradient_mapping(problem, x, beta)
     # with an inexact projection (error ≤ err) the exact mapping G* satisfies
     # ‖G*‖ ≤ ‖G‖ + β·err, and x⁺ is within err of the exact prox point
     gn = float(np.linalg.norm(G)) + slack + beta * err

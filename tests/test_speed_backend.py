@@ -1,0 +1,246 @@
+"""The fast path of private linear fits: exact row aggregation and its cache, the scipy
+backend's (projected) Newton method, solver="auto" choosing it, and BLAS thread limiting.
+
+No timing here: the speed itself is measured by ``dpopt bench speed``."""
+
+import numpy as np
+import pytest
+
+import dpopt as dp
+from dpopt.backends import registry
+from dpopt.backends import scipy_backend as sb
+from dpopt.backends.profiles import resolve
+from dpopt.backends.result import SolveOptions
+from dpopt.compile import aggregate
+from dpopt.compile.aggregate import aggregate_rows, glm_design
+from dpopt.modeling.perturbation import Perturbation
+from dpopt.modeling.prox import certify
+
+TOL = 1e-6  # the mechanisms' default distance tolerance
+
+
+def _onehot_data(n: int = 400, seed: int = 0) -> dp.Dataset:
+    """Rows like the standard Adult encoding (2 one-hot blocks + 2 numeric), norm ≤ 1, with duplicates."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 3, n), rng.integers(0, 4, n)
+    X = np.zeros((n, 9))
+    X[np.arange(n), a] = 1.0
+    X[np.arange(n), 3 + b] = 1.0
+    X[:, 7:] = rng.integers(0, 3, (n, 2)) / 2.0  # few levels: many identical rows
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X @ rng.normal(size=9) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
+
+
+def _perturbed(data: dp.Dataset, *, radius: float | None, lam: float = 1e-2, seed: int = 1,
+               noise: float = 0.5) -> dp.Problem:
+    th = dp.Variable(data.n_features)
+    c = None if radius is None else dp.L2Ball(th, radius)
+    p = dp.Problem(dp.LogisticLoss(data, th), constraint=c, regularizer=dp.L2Squared(th, lam))
+    b = noise * np.random.default_rng(seed).normal(size=p.dim)
+    return p.with_perturbation(Perturbation(p.dim, b=b, zeta=0.01, theta0=np.zeros(p.dim)))
+
+
+# -- aggregation ------------------------------------------------------------------------
+
+
+def test_aggregation_merges_exactly_equal_rows_and_keeps_the_objective():
+    data = _onehot_data()
+    Xu, yu, c = aggregate_rows(data.X, data.y)
+    assert c.sum() == data.n and len(c) < data.n
+    assert len({(*r, label) for r, label in zip(map(tuple, Xu), yu, strict=True)}) == len(c)  # all distinct
+    t = np.random.default_rng(3).normal(size=data.n_features)
+    full = np.logaddexp(0, -data.y * (data.X @ t)).sum()
+    assert (c * np.logaddexp(0, -yu * (Xu @ t))).sum() == pytest.approx(full, rel=1e-12)
+
+
+def test_sorted_aggregation_equals_numpy_unique():
+    data = _onehot_data(seed=11)
+    uniq, counts = np.unique(np.column_stack([data.X, data.y]), axis=0, return_counts=True)
+    Xu, yu, c = aggregate_rows(data.X, data.y)
+    assert np.array_equal(Xu, uniq[:, :-1]) and np.array_equal(yu, uniq[:, -1]) and np.array_equal(c, counts)
+
+
+def test_aggregation_treats_negative_zero_as_zero():
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0]])
+    _, _, c = aggregate_rows(X, np.array([1.0, 1.0, 1.0]))
+    assert sorted(c) == [1.0, 2.0]
+
+
+def test_hash_collisions_fall_back_to_the_exact_grouping(monkeypatch):
+    data = _onehot_data(n=200, seed=5)
+    expected = np.unique(np.column_stack([data.X, data.y]), axis=0, return_counts=True)[1]
+    monkeypatch.setattr(aggregate, "_row_keys", lambda Z: np.zeros(Z.shape[0], dtype=np.uint64))
+    _, _, c = aggregate_rows(data.X, data.y)
+    assert sorted(c) == sorted(expected.astype(float))
+
+
+def test_design_is_cached_per_dataset_and_products_match_the_rows():
+    data = _onehot_data(seed=2)
+    d1, d2 = glm_design(data.X, data.y), glm_design(data.X, data.y)
+    assert d1 is d2
+    t = np.random.default_rng(0).normal(size=data.n_features)
+    r = np.random.default_rng(1).normal(size=d1.n_rows)
+    assert np.allclose(d1.matvec(t), d1.X @ t) and np.allclose(d1.rmatvec(r), d1.X.T @ r)
+    w = np.random.default_rng(2).random(d1.n_rows)
+    assert np.allclose(d1.gram_model(w), (d1.X * w[:, None]).T @ d1.X, rtol=1e-5, atol=1e-6)
+
+
+def test_cache_entry_goes_with_its_data():
+    import gc
+
+    data = _onehot_data(seed=12)  # many duplicate rows: the design holds copies, not data.X
+    key = (id(data.X), id(data.y))
+    glm_design(data.X, data.y)
+    assert key in aggregate._cache
+    del data
+    gc.collect()
+    assert key not in aggregate._cache
+
+
+def test_writable_arrays_are_not_cached():
+    X = np.eye(3)
+    y = np.ones(3)
+    assert glm_design(X, y) is not glm_design(X, y)
+
+
+def test_sparse_and_dense_designs_give_the_same_newton_answer(monkeypatch):
+    p = _perturbed(_onehot_data(seed=4), radius=None)
+    results = []
+    for density in (0.0, 1.0):  # never / always keep a sparse copy
+        monkeypatch.setattr(aggregate, "MAX_SPARSE_DENSITY", density)
+        monkeypatch.setattr(aggregate, "_cache", {})
+        res = registry.get("scipy").solve_problem(p, SolveOptions(distance_tolerance=TOL))
+        assert (glm_design(p.loss.data.X, p.loss.data.y).sparse is None) == (density == 0.0)
+        results.append(res.solution)
+    assert np.linalg.norm(results[0] - results[1]) <= 2 * TOL
+
+
+# -- Newton on ℝ^d and on an ℓ2 ball ------------------------------------------------------
+
+
+@pytest.mark.parametrize("radius", [None, 0.5, 100.0], ids=["free", "ball-active", "ball-inactive"])
+def test_newton_answer_is_certified_and_matches_clarabel(radius):
+    p = _perturbed(_onehot_data(seed=6), radius=radius)
+    res = registry.get("scipy").solve_problem(p, SolveOptions(distance_tolerance=TOL))
+    assert res.certified and res.message == "fista_iterations=0"  # Newton alone reached the target
+    cert = certify(p, res.solution)
+    assert cert.distance_bound <= TOL
+    if radius is not None:
+        assert np.linalg.norm(cert.point) <= radius * (1 + 1e-12)
+    if registry.get("clarabel").available():
+        ref = registry.get("clarabel").solve_problem(p)
+        assert np.linalg.norm(ref.solution - cert.point) <= 1e-5
+    if radius == 0.5:
+        assert np.linalg.norm(cert.point) == pytest.approx(radius, rel=1e-9)  # the ball is active
+
+
+def test_ball_step_satisfies_the_model_kkt_conditions():
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(6, 6))
+    H = A @ A.T + 0.1 * np.eye(6)
+    x = 0.3 * rng.normal(size=6) / np.sqrt(6)
+    g = 5.0 * rng.normal(size=6)
+    d = sb._newton_step(sb._Model(H), x, g, 1.0)
+    assert d is not None
+    z = x + d
+    assert np.linalg.norm(z) == pytest.approx(1.0, rel=1e-10)
+    m = g + H @ d  # = −ν z with ν ≥ 0 at the model's minimizer on the sphere
+    nu = -float(m @ z) / float(z @ z)
+    assert nu > 0 and np.allclose(m, -nu * z, atol=1e-8 * np.linalg.norm(g))
+
+
+def test_newton_state_is_reset_for_each_noise_draw():
+    p = _perturbed(_onehot_data(seed=8), radius=2.0)
+    backend = registry.get("scipy")
+    prepared = backend.prepare(p)
+    opts = SolveOptions(distance_tolerance=TOL)
+    for seed in (1, 2, 1):
+        b = np.random.default_rng(seed).normal(size=p.dim)
+        res = backend.solve(prepared, b, opts)
+        q = p.with_perturbation(Perturbation(p.dim, b=b, zeta=0.01, theta0=np.zeros(p.dim)))
+        assert certify(q, res.solution).distance_bound <= TOL
+
+
+# -- solver="auto" -----------------------------------------------------------------------
+
+
+def test_auto_picks_scipy_for_smooth_glms_on_the_ball_and_clarabel_elsewhere():
+    data = _onehot_data()
+    th = dp.Variable(data.n_features)
+    loss, reg = dp.LogisticLoss(data, th), dp.L2Squared(th, 1e-2)
+    assert resolve("auto", dp.Problem(loss, regularizer=reg))[0].name == "scipy"
+    assert resolve("auto", dp.Problem(loss, constraint=dp.L2Ball(th, 3.0), regularizer=reg))[0].name == "scipy"
+    if registry.get("clarabel").available():
+        l1ball = dp.Problem(loss, constraint=dp.L1Ball(th, 3.0), regularizer=reg)
+        assert resolve("auto", l1ball)[0].name == "clarabel"
+        with_l1 = dp.Problem(loss, constraint=dp.L2Ball(th, 3.0), regularizer=(reg, dp.L1Norm(th, 1e-3)))
+        assert resolve("auto", with_l1)[0].name == "clarabel"
+
+
+def test_private_fit_on_the_ball_is_answered_by_the_newton_accelerator():
+    data = _onehot_data(seed=9)
+    th = dp.Variable(data.n_features)
+    problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 5.0),
+                         regularizer=dp.L2Squared(th, 1e-3))
+    rel = dp.ObjectivePerturbation(0.5, 1e-6, ledger=dp.Ledger()).run(problem, seed=0, keep_diagnostics=True)
+    assert rel.parameters["backend"] == "scipy"
+    assert rel.diagnostics is not None and rel.diagnostics.details["answered_by"] == "accelerator"
+    assert rel.diagnostics.oracle_results[0].recheck is not None
+
+
+# -- BLAS threads --------------------------------------------------------------------------
+
+
+def test_blas_threads_are_limited_inside_the_solve_and_restored_after():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if not blas:
+        pytest.skip("no BLAS library visible to threadpoolctl")
+    before = [i["num_threads"] for i in blas]
+    with sb.blas_threads(None):
+        assert all(i["num_threads"] == 1 for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+    assert [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"] == before
+
+
+def test_solutions_do_not_depend_on_the_thread_setting():
+    p = _perturbed(_onehot_data(seed=10), radius=1.0)
+    backend = registry.get("scipy")
+    one = backend.solve_problem(p, SolveOptions(distance_tolerance=TOL))
+    two = backend.solve_problem(p, SolveOptions(distance_tolerance=TOL, threads=2))
+    assert one.certified and two.certified
+    assert np.linalg.norm(one.solution - two.solution) <= 2 * TOL
+
+
+# -- the benchmark -------------------------------------------------------------------------
+
+
+def test_speed_benchmark_is_registered_and_writes_its_rows(tmp_path, capsys):
+    import json
+
+    from dpopt import bench
+
+    assert "speed" in bench.names()
+    out = tmp_path / "speed.json"
+    code = bench.get("speed").main(["--repeats", "1", "--n", "1500", "--no-diffprivlib", "--json", str(out)])
+    assert code == 0
+    rows = json.loads(out.read_text())
+    assert [(r["data"], r["d"]) for r in rows] == [("adult-paper23", 23)] * 2 + [("synthetic-104", 104)] * 2
+    assert all(r["nonprivate_s"] > 0 and r["private_s"] > 0 and r["diffprivlib_s"] is None for r in rows)
+    assert "dpopt private s" in capsys.readouterr().out
+
+
+def test_speed_benchmark_rejects_bad_arguments():
+    from dpopt.bench import speed
+
+    assert speed.main(["--repeats", "0"]) == 2
+    assert speed.main(["--delta", "1.5"]) == 2
+
+
+def test_synthetic_rows_have_the_standard_encoding_shape():
+    from dpopt.bench.speed import synthetic_onehot
+
+    data = synthetic_onehot(500, seed=1)
+    assert data.X.shape == (500, 104) and set(np.unique(data.y)) == {-1.0, 1.0}
+    assert np.all(np.linalg.norm(data.X, axis=1) <= 1.0 + 1e-12)
+    assert np.all((data.X[:, :98] > 0).sum(axis=1) == 8)  # one entry per one-hot block
