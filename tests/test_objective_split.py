@@ -15,7 +15,12 @@ from scipy import integrate, stats
 
 import dpopt as dp
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.objective_perturbation import SPLIT_GRID, auto_split, jacobian_split, risk_bound
+from dpopt.mechanisms.objective_perturbation import (
+    SPLIT_GRID,
+    auto_split,
+    jacobian_split,
+    risk_bound,
+)
 
 
 def _problem(n=2000, d=5, radius=5.0, seed=0):
