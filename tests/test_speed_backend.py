@@ -150,6 +150,85 @@ def test_ball_step_satisfies_the_model_kkt_conditions():
     assert nu > 0 and np.allclose(m, -nu * z, atol=1e-8 * np.linalg.norm(g))
 
 
+def _singular_psd(seed: int) -> np.ndarray:
+    """A rank-deficient PSD matrix whose computed eigenvalues straddle 0 (like a float32 GLM model)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(6, 4))
+    H = A @ A.T  # rank 4
+    v = np.linalg.eigh(H)[1][:, 0]
+    return H - 1e-9 * np.outer(v, v)  # one eigenvalue slightly negative, as rounding leaves it
+
+
+def test_ball_step_with_a_singular_hessian_satisfies_the_floored_model_kkt_conditions():
+    H = _singular_psd(12)
+    rng = np.random.default_rng(13)
+    x = 0.3 * rng.normal(size=6) / np.sqrt(6)
+    g = 5.0 * rng.normal(size=6)
+    model = sb._Model(H)
+    d = sb._newton_step(model, x, g, 1.0)
+    assert d is not None and np.all(np.isfinite(d))
+    lam, Q = model.eig()
+    assert lam[0] > 0 and np.linalg.norm((Q * lam) @ Q.T - H, 2) <= 2 * sb.EIG_FLOOR * lam[-1]
+    z = x + d
+    assert np.linalg.norm(z) == pytest.approx(1.0, rel=1e-10)
+    m = g + (Q * lam) @ (Q.T @ d)  # = −ν z at the floored model's minimizer on the sphere
+    nu = -float(m @ z) / float(z @ z)
+    assert nu > 0 and np.allclose(m, -nu * z, atol=1e-8 * np.linalg.norm(g))
+    assert float(g @ d) < 0  # a descent direction
+
+
+def test_free_step_with_a_singular_hessian_solves_the_newton_equation_on_its_range():
+    H = _singular_psd(14)
+    lam, Q = np.linalg.eigh(H)
+    g = Q[:, 2:] @ np.random.default_rng(15).normal(size=4)  # a gradient in the range of H
+    d = sb._newton_step(sb._Model(H), np.zeros(6), g, None)
+    assert d is not None and np.allclose(H @ d, -g, atol=1e-8 * np.linalg.norm(g))
+
+
+@pytest.mark.parametrize(("extra", "seed"), [("intercept", 17), ("intercept", 21), ("duplicate", 16)])
+def test_unregularized_fit_with_collinear_columns_on_an_active_ball_is_solved_by_newton(extra, seed):
+    """One-hot blocks that sum to an intercept column (or a duplicated column): Xᵀ diag(·) X is
+    singular, no ℓ2² term, no perturbation, and the ball is active at the optimum (the standard
+    Adult encoding's case)."""
+    base = _onehot_data(n=600, seed=seed)
+    X = np.column_stack([base.X, 0.5 * np.ones(base.n) if extra == "intercept" else base.X[:, 0]])
+    X /= np.linalg.norm(X, axis=1, keepdims=True)  # block sums stay equal to the intercept column
+    data = dp.Dataset(X, base.y, x_bound=1.0, y_bound=1.0)
+    assert np.linalg.matrix_rank(X) < data.n_features
+    th = dp.Variable(data.n_features)
+    radius = 1.0
+    p = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, radius))
+    res = registry.get("scipy").solve_problem(p, SolveOptions())
+    assert res.certified and res.residual <= 1e-12
+    assert res.message == "fista_iterations=0"  # Newton alone: no L-BFGS/FISTA fallback
+    assert np.linalg.norm(res.solution) == pytest.approx(radius, rel=1e-9)  # the ball is active
+    if registry.get("clarabel").available():
+        ref = registry.get("clarabel").solve_problem(p)
+        assert np.linalg.norm(ref.solution - res.solution) <= 1e-5
+
+
+@pytest.mark.parametrize("radius", [None, 0.5], ids=["free", "ball-active"])
+def test_sampled_hessian_models_give_the_same_certified_answer(monkeypatch, radius):
+    p = _perturbed(_onehot_data(n=3000, seed=18), radius=radius, lam=1e-3)
+    opts = SolveOptions(distance_tolerance=TOL)
+    full = registry.get("scipy").solve_problem(p, opts)
+    monkeypatch.setattr(sb, "SAMPLE_ROWS", 16)  # small data take the large-data path
+    monkeypatch.setattr(sb, "_start_grams", sb.weakref.WeakKeyDictionary())
+    strides = []
+    hessian = sb._Smooth.hessian
+
+    def spy(self, theta, *, sampled=False):
+        strides.append(sb._stride(self.design.n_rows) if sampled else 1)
+        return hessian(self, theta, sampled=sampled)
+
+    monkeypatch.setattr(sb._Smooth, "hessian", spy)
+    res = registry.get("scipy").solve_problem(p, opts)
+    assert strides[0] > 1 and strides[-1] == 1  # sampled models first, the full model at the end
+    assert res.certified and res.message == "fista_iterations=0"
+    assert certify(p, res.solution).distance_bound <= TOL
+    assert np.linalg.norm(res.solution - full.solution) <= 2 * TOL
+
+
 def test_newton_state_is_reset_for_each_noise_draw():
     p = _perturbed(_onehot_data(seed=8), radius=2.0)
     backend = registry.get("scipy")
@@ -222,10 +301,12 @@ def test_speed_benchmark_is_registered_and_writes_its_rows(tmp_path, capsys):
 
     assert "speed" in bench.names()
     out = tmp_path / "speed.json"
-    code = bench.get("speed").main(["--repeats", "1", "--n", "1500", "--no-diffprivlib", "--json", str(out)])
+    code = bench.get("speed").main(["--repeats", "1", "--n", "1500", "--encoding", "paper23", "--no-diffprivlib",
+                                    "--json", str(out)])
     assert code == 0
     rows = json.loads(out.read_text())
-    assert [(r["data"], r["d"]) for r in rows] == [("adult-paper23", 23)] * 2 + [("synthetic-104", 104)] * 2
+    assert [(r["data"], r["d"]) for r in rows] == [("adult-paper23", 23)] * 3 + [("synthetic-104", 104)] * 3
+    assert [r["problem"] for r in rows[:3]] == ["L2Squared", "L2Ball(10) + L2Squared", "L2Ball(10)"]
     assert all(r["nonprivate_s"] > 0 and r["private_s"] > 0 and r["diffprivlib_s"] is None for r in rows)
     assert "dpopt private s" in capsys.readouterr().out
 
@@ -235,6 +316,17 @@ def test_speed_benchmark_rejects_bad_arguments():
 
     assert speed.main(["--repeats", "0"]) == 2
     assert speed.main(["--delta", "1.5"]) == 2
+    assert speed.main(["--encoding", "onehot"]) == 2
+
+
+def test_speed_benchmark_times_the_standard_adult_encoding_by_default():
+    from dpopt.bench import speed
+
+    args = speed.build_parser().parse_args(["--n", "200"])
+    assert [(name, data.n_features) for name, data in speed.datasets(args)] == [
+        ("adult-paper23", 23), ("adult-standard", 109), ("synthetic-104", 104)]
+    args = speed.build_parser().parse_args(["--n", "200", "--encoding", "standard"])
+    assert [name for name, _ in speed.datasets(args)] == ["adult-standard", "synthetic-104"]
 
 
 def test_synthetic_rows_have_the_standard_encoding_shape():

@@ -7,9 +7,13 @@ changes the speed of convergence, not the limit, and no certificate reads it).  
 ball each step minimizes the quadratic model over the ball — the proximal Newton step
 for h = ι_C (Lee, Sun and Saunders 2014, "Proximal Newton-type methods", Alg. 1 with
 exact subproblems; quadratic local convergence, their Thm. 3.3) — by the Moré–Sorensen
-secular equation on the model's KKT multiplier ν (Nocedal and Wright 2006, Alg. 4.3;
-H ≻ 0 here, so there is no "hard case"), and an Armijo backtracking line search along
-the feasible segment globalizes it.  L-BFGS-B (scipy) does the bulk of the work on
+secular equation on the model's KKT multiplier ν (Nocedal and Wright 2006, Alg. 4.3),
+and an Armijo backtracking line search along the feasible segment globalizes it.  A
+GLM Hessian is singular when columns are collinear (one-hot blocks summing to an
+intercept, as in the standard Adult encoding); the model's eigenvalues are then floored
+at its float32 rounding level (:meth:`_Model.eig`), so the model is H̃ ≻ 0 and there is
+no "hard case".  On large data the first steps' models are sub-sampled (every k-th row,
+:meth:`_Smooth.hessian`) and full models take over for the local phase.  L-BFGS-B (scipy) does the bulk of the work on
 boxes and — through the exact split θ = u − v, u, v ≥ 0 — with an ℓ1 regularizer, and
 is the fallback if Newton stalls; an accelerated proximal-gradient method (FISTA with
 adaptive restart) handles ℓ1/ℓ2 balls and the simplex, and polishes every answer.  The
@@ -27,7 +31,9 @@ thrash"), or with ``SolveOptions.threads`` threads (threadpoolctl).
 from __future__ import annotations
 
 import math
+import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +59,12 @@ from dpopt.modeling.sets import L2Ball, LinfBall
 NEWTON_MAX_DIM = 2000
 #: keep the Hessian model while full steps shrink ‖G‖ by at least this factor
 LAZY_RATE = 0.1
+#: rows in the sampled Hessian model of the first Newton steps (see :meth:`_Smooth.hessian`)
+SAMPLE_ROWS = 8192
+#: the full Hessian model replaces the sampled one once ‖G‖ has fallen by this factor
+SAMPLE_SWITCH = 1e-3
+#: eigenvalues of a Hessian model are raised to this fraction of the largest (float32 rounding level)
+EIG_FLOOR = 1e-6
 _base_d2phi = Loss.d2phi  # losses that do not override it have no second derivative
 
 
@@ -103,14 +115,63 @@ class _Smooth:
         self._memo = (theta.copy(), z, v, g)
         return v, g.copy()
 
-    def hessian(self, theta: np.ndarray) -> np.ndarray | None:
-        """A model of the Hessian (GLM: Xᵀ diag(w φ'') X + (λ + ζ)I, float32 products), or None."""
-        h = self.problem.loss.d2phi(self._margins(theta), self.design.y)
+    def hessian(self, theta: np.ndarray, *, sampled: bool = False) -> np.ndarray | None:
+        """A model of the Hessian (GLM: Xᵀ diag(w φ'') X + (λ + ζ)I, float32 products), or None.
+
+        With ``sampled``, only every k-th row enters, reweighted by k (k = :func:`_stride`;
+        k = 1 on small data): a sub-sampled Newton model (Byrd, Chin, Neveitt and Nocedal
+        2011, "On the use of stochastic Hessian information in optimization methods for
+        machine learning"; Roosta-Khorasani and Mahoney 2019, "Sub-sampled Newton methods").
+        The rows are a fixed stride, not random, so a solve is deterministic.
+        """
+        k = _stride(self.design.n_rows) if sampled else 1
+        h = self.problem.loss.d2phi(self._margins(theta)[::k], self.design.y[::k])
         if h is None:
             return None
-        H = self.design.gram_model(self.w * h)
+        H = _gram(self.design, (k * self.w[::k]) * h, stride=k, start=not np.any(theta))
         H[np.diag_indices_from(H)] += self.l2 + self.zeta
         return H
+
+
+def _stride(m: int) -> int:
+    """Row stride of the sampled Hessian model: about :data:`SAMPLE_ROWS` of the m rows (1 if m < 2·that)."""
+    return max(1, m // SAMPLE_ROWS)
+
+
+#: per design: the strided float32 rows of the sampled model, and the Gram model at θ = 0
+#: (every solve starts there; the design's own memo holds only the last product)
+_sampled_rows: weakref.WeakKeyDictionary[GLMDesign, tuple[int, np.ndarray]] = weakref.WeakKeyDictionary()
+_start_grams: weakref.WeakKeyDictionary[GLMDesign, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def _strided_gram(design: GLMDesign, weights: np.ndarray, stride: int) -> np.ndarray:
+    """Σ_j weights_j x_j x_jᵀ over the rows j·stride, in float32 (a model, like ``gram_model``)."""
+    if stride == 1:
+        return design.gram_model(weights)
+    with _cache_lock:
+        hit = _sampled_rows.get(design)
+    if hit is None or hit[0] != stride:
+        hit = (stride, np.ascontiguousarray(design.X[::stride], dtype=np.float32))
+        with _cache_lock:
+            _sampled_rows[design] = hit
+    A = hit[1] * np.sqrt(np.maximum(weights, 0.0)).astype(np.float32)[:, None]
+    return np.asarray(A.T @ A, dtype=np.float64)  # one syrk
+
+
+def _gram(design: GLMDesign, weights: np.ndarray, *, stride: int, start: bool) -> np.ndarray:
+    """The (strided) Gram model as a new array, remembered per design when ``start``
+    (θ = 0: the weights are w·φ''(0, y), the same for every solve on the data set)."""
+    if not start:
+        return _strided_gram(design, weights, stride)
+    with _cache_lock:
+        hit = _start_grams.get(design)
+    if hit is not None and np.array_equal(hit[0], weights):
+        return hit[1].copy()
+    H = _strided_gram(design, weights, stride)
+    with _cache_lock:
+        _start_grams[design] = (np.array(weights), H.copy())
+    return H
 
 
 def _ball_point(v: np.ndarray, radius: float | None) -> np.ndarray:
@@ -155,7 +216,7 @@ def _secular_multiplier(lam: np.ndarray, a: np.ndarray, radius: float) -> float:
 
 
 class _Model:
-    """A Hessian model H ≻ 0 with its Cholesky factor and (on demand) eigendecomposition,
+    """A Hessian model H ⪰ 0 with its Cholesky factor and (on demand) eigendecomposition,
     kept while the model is reused for several steps."""
 
     def __init__(self, H: np.ndarray) -> None:
@@ -170,9 +231,20 @@ class _Model:
         return np.asarray(scipy.linalg.cho_solve(self._cho, g, check_finite=False))
 
     def eig(self) -> tuple[np.ndarray, np.ndarray]:
-        """(λ, Q) with H = Q diag(λ) Qᵀ."""
+        """(λ̃, Q) with H ≈ Q diag(λ̃) Qᵀ, every λ̃ ≥ :data:`EIG_FLOOR`·λ_max (λ_max ≤ 0: λ̃ = λ).
+
+        A GLM Hessian Xᵀ diag(w φ'') X is singular when columns are collinear (one-hot
+        blocks that sum to an intercept column), and its float32 model then has eigenvalues
+        of either sign around 0 (|error| ≲ 10⁻⁷·λ_max).  Raising them to the floor changes
+        the model by no more than its own rounding already does — the speed of convergence,
+        not the limit — and keeps the step defined: on an active ball the multiplier
+        ν > 0 dominates the floor, and along a direction with no curvature the gradient
+        vanishes up to rounding, so the floor only bounds that rounding's effect.
+        """
         if self._eig is None:
             lam, Q = np.linalg.eigh(self.H)
+            if lam[-1] > 0.0:
+                lam = np.maximum(lam, EIG_FLOOR * float(lam[-1]))
             self._eig = (lam, Q)
         return self._eig
 
@@ -182,19 +254,24 @@ def _newton_step(model: _Model, x: np.ndarray, g: np.ndarray, radius: float | No
 
     With the multiplier ν of the model's constraint, (H + νI) d = −(g + νx); d is
     formed from that equation (small near the optimum, so it keeps its relative
-    accuracy) and ν from the secular equation ‖x + d(ν)‖ = radius.
+    accuracy) and ν from the secular equation ‖x + d(ν)‖ = radius.  When the Cholesky
+    factorization fails (H singular, see :meth:`_Model.eig`) or its step leaves the
+    ball, the eigendecomposition with its floored eigenvalues solves the same equations.
     """
     try:
-        d = -model.solve(g)
+        d: np.ndarray | None = -model.solve(g)
     except (np.linalg.LinAlgError, ValueError):
-        return None
-    if radius is None or float(np.linalg.norm(x + d)) <= radius:
+        d = None
+    if d is not None and (radius is None or float(np.linalg.norm(x + d)) <= radius):
         return d
     lam, Q = model.eig()
     if not lam[0] > 0.0:
         return None
-    xh, gh = Q.T @ x, Q.T @ g
-    nu = _secular_multiplier(lam, lam * xh - gh, radius)
+    gh = Q.T @ g
+    xh = np.zeros_like(gh) if radius is None else Q.T @ x
+    nu = 0.0
+    if radius is not None and float(np.linalg.norm((lam * xh - gh) / lam)) > radius:
+        nu = _secular_multiplier(lam, lam * xh - gh, radius)
     return np.asarray(-(Q @ ((gh + nu * xh) / (lam + nu))))
 
 
@@ -359,43 +436,59 @@ class ScipyBackend(Backend):
         """Proximal Newton for h = ι_{‖·‖≤radius} (module docstring); returns (x, ‖G(x)‖).
 
         A step is accepted by Armijo's rule F(x + td) ≤ F(x) + 10⁻⁴·t·⟨g, d⟩ or, where the
-        objective's change is below its rounding, when it decreases ‖G‖.  The Hessian model
+        objective's change is below its rounding, when it decreases ‖G‖.  For the exact model
+        minimizer ⟨g, d⟩ ≤ −½dᵀH̃d < 0 (d = 0 is feasible in the subproblem; Lee, Sun and
+        Saunders 2014, Prop. 2.4), but on an active ball d is nearly tangent and g nearly
+        normal, so near the optimum the computed ⟨g, d⟩ is rounding of either sign: a step
+        whose computed slope is not negative is then tried at t = 1 and kept only if it
+        decreases ‖G‖ (the rule the certificate reads).  The Hessian model
         is kept for the next step while full steps shrink ‖G‖ at least :data:`LAZY_RATE`-fold
         (a linearly convergent chord step costs one gradient instead of a Hessian; Shamanskii's
-        variant of Newton's method, Kelley 1995, Sec. 5.4.3) and recomputed otherwise.
+        variant of Newton's method, Kelley 1995, Sec. 5.4.3) and recomputed otherwise.  On
+        large data (m ≥ 2·:data:`SAMPLE_ROWS` rows) the models of the first steps use every
+        k-th row only (:meth:`_Smooth.hessian`), until ‖G‖ has fallen :data:`SAMPLE_SWITCH`-fold
+        or a sampled step fails; from then on full models give the quadratic local
+        convergence.  The gradient, the objective and ‖G‖ are always exact, so neither the
+        limit nor the certificate depends on the model.
         ``x`` must be feasible.
         """
         beta = f.problem.smoothness
         v, g = f.value_grad(x)
         res = _stationarity(x, g, beta, radius)
         model: _Model | None = None
-        fresh = False
+        fresh = model_sampled = False
+        sampled, res0 = _stride(f.design.n_rows) > 1, res
         for _ in range(max_steps):
             if res <= tol or time.perf_counter() > deadline:
                 break
+            sampled = sampled and res > SAMPLE_SWITCH * res0
+            if model is not None and model_sampled and not sampled:
+                model = None  # the local phase: full Hessian models from here on
             if model is None:
-                H, fresh = f.hessian(x), True
+                H, fresh, model_sampled = f.hessian(x, sampled=sampled), True, sampled
                 if H is None:
                     break
                 model = _Model(H)
             d = _newton_step(model, x, g, radius)
-            slope = -math.inf if d is None else float(g @ d)
-            accepted = d is not None and slope < 0.0
+            slope = math.inf if d is None else float(g @ d)
+            descent = slope < 0.0
+            accepted = d is not None
             t = 1.0
-            while accepted and t > 1e-10:  # Armijo backtracking along the feasible segment [x, x + d]
+            while accepted and t > (1e-10 if descent else 0.5):  # Armijo backtracking on [x, x + d]
                 assert d is not None
                 xn = _ball_point(x + t * d, radius)
                 vn, gn = f.value_grad(xn)
                 rn = _stationarity(xn, gn, beta, radius)
-                if vn <= v + 1e-4 * t * slope or rn < res:
+                if (descent and vn <= v + 1e-4 * t * slope) or rn < res:
                     break
                 t *= 0.5
             else:
                 accepted = False
             if not accepted:
-                if fresh:
+                if fresh and not model_sampled:
                     break
-                model = None  # a stale model failed: retry from here with a fresh one
+                sampled = sampled and not fresh  # a fresh sampled model failed: use the full one
+                model = None  # a stale or sampled model failed: retry from here with a fresh one
                 continue
             if t < 1.0 or rn > LAZY_RATE * res:
                 model = None

@@ -2,11 +2,16 @@
 
 Setup
 -----
-Two data sets, each fitted with ``LogisticLoss + L2Squared(λ)`` (``--lam``, default 1e-4)
-and, in a second row, with an added ``L2Ball(--radius)`` constraint:
+Up to three data sets, each fitted with ``LogisticLoss + L2Squared(λ)`` (``--lam``, default
+1e-4), in a second row with an added ``L2Ball(--radius)`` constraint, and in a third on the
+ball alone (no ℓ2² term: with collinear columns the Hessian is singular, the case that
+needs the Newton method's floored model, see :mod:`dpopt.backends.scipy_backend`):
 
 * ``adult-paper23``: UCI Adult train split, the 23-feature ``paper23`` encoding of
   :func:`dpopt.datasets.load_adult` (n = 32,561, ‖x‖₂ ≤ √7);
+* ``adult-standard``: the same rows in the ``standard`` encoding (n = 32,561, d = 109:
+  one-hot blocks that sum to the intercept column, ‖x‖₂ ≤ √15); ``--encoding`` picks
+  which Adult encodings are run (default both);
 * ``synthetic-104``: n = ``--n`` (default 30,000) rows shaped like the standard Adult
   encoding — 8 one-hot blocks (98 columns) and 6 numeric columns uniform on [0, 1],
   each row divided by its ℓ2 norm (so ‖x‖₂ ≤ 1, d = 104), labels from a noisy linear rule.
@@ -20,7 +25,8 @@ For each, the median over ``--repeats`` runs (after one untimed warm-up) of
     certificate, release);
 (c) **diffprivlib** 0.6.6 ``LogisticRegression(epsilon, data_norm=x_bound,
     C=1/(n·λ), fit_intercept=False)`` (the same regularized objective; pure ε-DP), when
-    it imports;
+    it imports — one fit per data set, the same number on all its rows (the unregularized
+    row has no diffprivlib counterpart: it is compared with the regularized fit);
 
 and the ratios (b)/(c) and (a)/(c).  Every method runs in this process with the BLAS
 threads it would use by default (dpopt's scipy backend limits itself to one thread
@@ -55,6 +61,7 @@ DEFAULT_DELTA = 1e-9
 DEFAULT_LAM = 1e-4
 DEFAULT_RADIUS = 10.0
 DEFAULT_N = 30_000
+ENCODINGS = ("paper23", "standard")
 #: one-hot block sizes of the standard Adult encoding (98 columns) plus 6 numeric columns
 ONEHOT_BLOCKS = (9, 16, 16, 7, 15, 6, 5, 24)
 NUMERIC_COLUMNS = 6
@@ -133,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"L2Squared weight λ (default {DEFAULT_LAM:g}); diffprivlib gets C = 1/(nλ)")
     p.add_argument("--radius", type=_positive_float, default=DEFAULT_RADIUS,
                    help=f"radius of the L2Ball rows (default {DEFAULT_RADIUS:g})")
+    p.add_argument("--encoding", choices=[*ENCODINGS, "both"], default="both",
+                   help="Adult encoding(s) to time: paper23, standard or both (default both)")
     p.add_argument("--n", type=_positive_int, default=DEFAULT_N,
                    help=f"rows of the synthetic data set (default {DEFAULT_N})")
     p.add_argument("--solver", default="auto", help="dpopt backend name or profile (default auto)")
@@ -183,9 +192,10 @@ def _diffprivlib_seconds(dpl: Any, data: dp.Dataset, args: argparse.Namespace) -
 def _problems(data: dp.Dataset, args: argparse.Namespace) -> dict[str, dp.Problem]:
     theta = dp.Variable(data.n_features, name="theta")
     loss, reg = dp.LogisticLoss(data, theta), dp.L2Squared(theta, args.lam)
+    ball = dp.L2Ball(theta, args.radius)
     return {"L2Squared": dp.Problem(loss, regularizer=reg),
-            f"L2Ball({args.radius:g}) + L2Squared": dp.Problem(loss, constraint=dp.L2Ball(theta, args.radius),
-                                                              regularizer=reg)}
+            f"L2Ball({args.radius:g}) + L2Squared": dp.Problem(loss, constraint=ball, regularizer=reg),
+            f"L2Ball({args.radius:g})": dp.Problem(loss, constraint=ball)}
 
 
 def _timings(problem: dp.Problem, args: argparse.Namespace) -> tuple[str, float, float]:
@@ -235,6 +245,21 @@ def _limited(threads: int | None) -> Iterator[None]:
         yield
 
 
+def datasets(args: argparse.Namespace) -> list[tuple[str, dp.Dataset]]:
+    """The (name, data set) pairs the benchmark times, in table order.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options (``encoding`` and ``n`` are read).
+    """
+    from dpopt.datasets import load_adult
+
+    chosen = ENCODINGS if args.encoding == "both" else (args.encoding,)
+    out = [(f"adult-{e}", load_adult(encoding=e)) for e in chosen]
+    return [*out, ("synthetic-104", synthetic_onehot(args.n))]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns an exit code (0 on success)."""
     parser = build_parser()
@@ -245,12 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (0.0 <= args.delta < 1.0):
         print("error: --delta must lie in [0, 1)", file=sys.stderr)
         return 2
-    from dpopt.datasets import load_adult
-
     dpl = None if args.no_diffprivlib else _load_diffprivlib()
     rows: list[Row] = []
     with _limited(args.blas_threads):
-        for name, data in (("adult-paper23", load_adult()), ("synthetic-104", synthetic_onehot(args.n))):
+        for name, data in datasets(args):
             rows += _rows_for(name, data, dpl, args)
     print(render(rows, args))
     if args.json is not None:
