@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from dpopt.bench.arguments import positive_int
 from dpopt.bench.output import write_outputs
 from dpopt.mechanisms.frank_wolfe import (
     CoordinateGradient,
@@ -78,22 +79,12 @@ class Run:
     bandwidth_fraction: float
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"dpopt bench {NAME}", description=(__doc__ or "").splitlines()[0])
-    p.add_argument("--n", type=_positive_int, default=100_000, help="rows (default 100,000)")
-    p.add_argument("--p", type=_positive_int, default=1_000, help="features (default 1,000)")
-    p.add_argument("--iters", type=_positive_int, default=1_000, help="fast-path steps timed (default 1,000)")
-    p.add_argument("--baseline-iters", type=_positive_int, default=20,
+    p.add_argument("--n", type=positive_int, default=100_000, help="rows (default 100,000)")
+    p.add_argument("--p", type=positive_int, default=1_000, help="features (default 1,000)")
+    p.add_argument("--iters", type=positive_int, default=1_000, help="fast-path steps timed (default 1,000)")
+    p.add_argument("--baseline-iters", type=positive_int, default=20,
                    help="straightforward steps timed, scaled to 1,000 (default 20)")
     p.add_argument("--density", type=float, default=0.01, help="non-zero fraction of the sparse case (default 0.01)")
     p.add_argument("--epsilon", type=float, default=1.0)

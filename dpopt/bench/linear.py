@@ -44,12 +44,14 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import dpopt as dp
+from dpopt.bench.arguments import positive_floats, positive_int
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import adult_train_test
 
@@ -72,26 +74,6 @@ class Run:
     chosen: str = ""
 
 
-def _floats(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-    if not values or min(values) <= 0 or not all(np.isfinite(values)):
-        raise argparse.ArgumentTypeError(f"expected positive finite numbers, got {text!r}")
-    return values
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def _methods(text: str) -> list[str]:
     values = [v.strip() for v in text.split(",") if v.strip()]
     unknown = [v for v in values if v not in METHODS]
@@ -103,8 +85,8 @@ def _methods(text: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dpopt bench linear", description=__doc__.splitlines()[0])
     p.add_argument("--encoding", choices=("standard", "paper23"), default="standard")
-    p.add_argument("--epsilons", type=_floats, default=[0.1, 0.5, 1.0, 2.0])
-    p.add_argument("--seeds", type=_positive_int, default=20)
+    p.add_argument("--epsilons", type=positive_floats, default=[0.1, 0.5, 1.0, 2.0])
+    p.add_argument("--seeds", type=positive_int, default=20)
     p.add_argument("--methods", type=_methods, default=list(METHODS))
     p.add_argument("--radius", type=float, default=10.0, help="ℓ2 radius of the declared constraint set")
     p.add_argument("--expected-trials", type=float, default=4.0,
@@ -179,7 +161,7 @@ def _run_method(method: str, eps: float, seeds: int, train: dp.Dataset, test: dp
     runs = []
     for seed in range(seeds):
         if method == "diffprivlib":
-            out, wall = _timed(lambda s=seed: _diffprivlib_fit(eps, train.X, train.y, train.x_bound, s))
+            out, wall = _timed(partial(_diffprivlib_fit, eps, train.X, train.y, train.x_bound, seed))
             if out is None:
                 log("diffprivlib not installed: skipped (pip install -e '.[bench]')")
                 return []
@@ -187,8 +169,7 @@ def _run_method(method: str, eps: float, seeds: int, train: dp.Dataset, test: dp
             acc = float(np.mean(np.where(test.X @ coef + intercept > 0, 1.0, -1.0) == test.y))
             runs.append(Run(method, eps, seed, acc, wall))
             continue
-        (theta, chosen), wall = _timed(
-            lambda s=seed: _private_fit(method, eps, delta, problem, s, args.expected_trials))
+        (theta, chosen), wall = _timed(partial(_private_fit, method, eps, delta, problem, seed, args.expected_trials))
         runs.append(Run(method, eps, seed, _accuracy(theta, test.X, test.y), wall, chosen))
     return runs
 

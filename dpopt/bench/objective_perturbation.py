@@ -59,6 +59,7 @@ import numpy as np
 
 import dpopt as dp
 from dpopt.backends.profiles import resolve
+from dpopt.bench.arguments import positive_floats, positive_int
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import adult_train_test
 from dpopt.errors import UncertifiedOracleError
@@ -103,35 +104,10 @@ class Stats:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _floats(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-    return values
-
-
-def _positive_floats(text: str) -> list[float]:
-    values = _floats(text)
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive numbers such as 0.1,1, got {text!r}")
-    return values
-
-
 def _c_grid(text: str) -> list[float]:
     if text.strip().lower() in ("", "none", "off"):
         return []
-    return _positive_floats(text)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+    return positive_floats(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,9 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=f"dpopt bench {NAME}",
         description=(__doc__ or "").strip().splitlines()[0],
     )
-    p.add_argument("--seeds", type=_positive_int, default=DEFAULT_SEEDS,
+    p.add_argument("--seeds", type=positive_int, default=DEFAULT_SEEDS,
                    help=f"noise seeds per ε (default {DEFAULT_SEEDS})")
-    p.add_argument("--epsilons", type=_positive_floats, default=list(DEFAULT_EPSILONS),
+    p.add_argument("--epsilons", type=positive_floats, default=list(DEFAULT_EPSILONS),
                    help="comma-separated ε values (default 0.1,0.5,1,2)")
     p.add_argument("--delta", type=float, default=DEFAULT_DELTA,
                    help=f"δ of the second dpopt column (default {DEFAULT_DELTA:g})")
@@ -155,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-diffprivlib", action="store_true", help="skip the diffprivlib baseline")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="write runs.csv, summary.json and table.txt to DIR")
-    p.add_argument("--blas-threads", type=_positive_int, default=1,
+    p.add_argument("--blas-threads", type=positive_int, default=1,
                    help="BLAS threads for every method (default 1; needs threadpoolctl). OpenBLAS "
                         "threading on this problem's small matrix-vector products is slower than one "
                         "thread, by up to 10x on a busy 2-core machine")

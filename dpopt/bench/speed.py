@@ -47,12 +47,13 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 import dpopt as dp
 from dpopt.backends.profiles import resolve
+from dpopt.bench.arguments import positive_float, positive_int
 
 NAME = "speed"
 DEFAULT_REPEATS = 7
@@ -61,7 +62,7 @@ DEFAULT_DELTA = 1e-9
 DEFAULT_LAM = 1e-4
 DEFAULT_RADIUS = 10.0
 DEFAULT_N = 30_000
-ENCODINGS = ("paper23", "standard")
+ENCODINGS: tuple[Literal["paper23", "standard"], ...] = ("paper23", "standard")
 #: one-hot block sizes of the standard Adult encoding (98 columns) plus 6 numeric columns
 ONEHOT_BLOCKS = (9, 16, 16, 7, 15, 6, 5, 24)
 NUMERIC_COLUMNS = 6
@@ -107,45 +108,25 @@ def synthetic_onehot(n: int, *, seed: int = 0) -> dp.Dataset:
     return dp.Dataset(X, y, x_bound=1.0, x_norm=2, y_bound=1.0)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The benchmark's command-line options."""
     p = argparse.ArgumentParser(prog=f"dpopt bench {NAME}", description=(__doc__ or "").strip().splitlines()[0])
-    p.add_argument("--repeats", type=_positive_int, default=DEFAULT_REPEATS,
+    p.add_argument("--repeats", type=positive_int, default=DEFAULT_REPEATS,
                    help=f"timed runs per method; the median is reported (default {DEFAULT_REPEATS})")
-    p.add_argument("--epsilon", type=_positive_float, default=DEFAULT_EPSILON,
+    p.add_argument("--epsilon", type=positive_float, default=DEFAULT_EPSILON,
                    help=f"ε of the private fits (default {DEFAULT_EPSILON:g})")
     p.add_argument("--delta", type=float, default=DEFAULT_DELTA,
                    help=f"δ of dpopt's fit (default {DEFAULT_DELTA:g}; diffprivlib is pure ε-DP)")
-    p.add_argument("--lam", type=_positive_float, default=DEFAULT_LAM,
+    p.add_argument("--lam", type=positive_float, default=DEFAULT_LAM,
                    help=f"L2Squared weight λ (default {DEFAULT_LAM:g}); diffprivlib gets C = 1/(nλ)")
-    p.add_argument("--radius", type=_positive_float, default=DEFAULT_RADIUS,
+    p.add_argument("--radius", type=positive_float, default=DEFAULT_RADIUS,
                    help=f"radius of the L2Ball rows (default {DEFAULT_RADIUS:g})")
     p.add_argument("--encoding", choices=[*ENCODINGS, "both"], default="both",
                    help="Adult encoding(s) to time: paper23, standard or both (default both)")
-    p.add_argument("--n", type=_positive_int, default=DEFAULT_N,
+    p.add_argument("--n", type=positive_int, default=DEFAULT_N,
                    help=f"rows of the synthetic data set (default {DEFAULT_N})")
     p.add_argument("--solver", default="auto", help="dpopt backend name or profile (default auto)")
-    p.add_argument("--blas-threads", type=_positive_int, default=None,
+    p.add_argument("--blas-threads", type=positive_int, default=None,
                    help="limit BLAS threads for every method (default: each method's own choice)")
     p.add_argument("--no-diffprivlib", action="store_true", help="skip the diffprivlib baseline")
     p.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write the rows as JSON")
@@ -255,7 +236,7 @@ def datasets(args: argparse.Namespace) -> list[tuple[str, dp.Dataset]]:
     """
     from dpopt.datasets import load_adult
 
-    chosen = ENCODINGS if args.encoding == "both" else (args.encoding,)
+    chosen = [e for e in ENCODINGS if args.encoding in (e, "both")]
     out = [(f"adult-{e}", load_adult(encoding=e)) for e in chosen]
     return [*out, ("synthetic-104", synthetic_onehot(args.n))]
 

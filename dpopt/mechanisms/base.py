@@ -50,6 +50,15 @@ def default_ledger() -> Ledger:
     return _DEFAULT_LEDGER
 
 
+def positive_setting(value: object, name: str) -> float:
+    """A mechanism setting that must be a finite number > 0 (bools refused), as a float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.floating)) or not (
+        math.isfinite(value) and value > 0
+    ):
+        raise MechanismError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class NoiseSpec:
     """A public noise distribution: Gaussian N(0, σ²I) or ℓ2-Laplace ∝ exp(−‖v‖/scale)."""

@@ -60,7 +60,7 @@ import numpy as np
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError, PrivacyParameterError
-from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.base import Mechanism, positive_setting
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.clipping import ClippedGradient
@@ -111,14 +111,6 @@ def default_steps(radius: float, mu: float, n: int, step: float, clip: float, di
     return int(min(max(1, math.ceil(t)), max_steps))
 
 
-def _positive(value: object, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.floating)) or not (
-        math.isfinite(value) and value > 0
-    ):
-        raise MechanismError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def _check_output(output: object) -> Output:
     if output not in ("last", "average"):
         raise MechanismError(f"output must be 'last' or 'average', got {output!r}")
@@ -138,8 +130,8 @@ class _GradientMechanism(Mechanism):
         except PrivacyParameterError as exc:
             raise MechanismError(f"{type(self).__name__}: {exc} (Gaussian noise needs δ > 0)") from None
         super().__init__(epsilon, delta, **kwargs)
-        self.learning_rate = None if learning_rate is None else _positive(learning_rate, "learning_rate")
-        self.clip = None if clip is None else _positive(clip, "clip")
+        self.learning_rate = None if learning_rate is None else positive_setting(learning_rate, "learning_rate")
+        self.clip = None if clip is None else positive_setting(clip, "clip")
         self.output: Output = _check_output(output)
 
     # -- public checks ----------------------------------------------------------------
@@ -191,6 +183,13 @@ class _GradientMechanism(Mechanism):
             )
         mu = 1.0 / gaussian_sigma_analytic(1.0, self.epsilon, self.delta)  # the whole run's GDP μ
         return default_steps(radius, mu, problem.n, step, clip, problem.dim, self.max_steps)
+
+    def _settings(self, problem: Problem) -> tuple[float, float, float, int]:
+        """(L, C, η, T) from the checked problem and the user's settings or the defaults."""
+        lipschitz = self._check_problem(problem)
+        clip = self.clip if self.clip is not None else lipschitz
+        eta = self._step_size(problem)
+        return lipschitz, clip, eta, self.steps or self._default_steps(problem, lipschitz, eta, clip)
 
     @staticmethod
     def _start(problem: Problem) -> np.ndarray:
@@ -308,10 +307,7 @@ class DPGradientDescent(_GradientMechanism):
         self.accountant = accountant
 
     def plan(self, problem: Problem) -> GradientPlan:
-        lipschitz = self._check_problem(problem)
-        clip = self.clip if self.clip is not None else lipschitz
-        eta = self._step_size(problem)
-        steps = self.steps or self._default_steps(problem, lipschitz, eta, clip)
+        lipschitz, clip, eta, steps = self._settings(problem)
         sigma = gaussian_sigma_for_composition(2.0 * clip, steps, self.epsilon, self.delta, self.accountant)
         params = self._parameters(steps, eta, clip, sigma, self.accountant, lipschitz)
         params["gdp_mu"] = 2.0 * clip * math.sqrt(steps) / sigma
@@ -353,11 +349,8 @@ class DPSGD(_GradientMechanism):
         super().__init__(epsilon, delta, **kwargs)
 
     def plan(self, problem: Problem) -> GradientPlan:
-        lipschitz = self._check_problem(problem)
-        clip = self.clip if self.clip is not None else lipschitz
-        eta = self._step_size(problem)
+        lipschitz, clip, eta, steps = self._settings(problem)
         q = self.sampling_rate if self.sampling_rate is not None else min(1.0, 1.0 / math.sqrt(problem.n))
-        steps = self.steps or self._default_steps(problem, lipschitz, eta, clip)
         sigma = clip * sampled_gaussian_multiplier(q, steps, self.epsilon, self.delta)
         params = self._parameters(steps, eta, clip, sigma, "pld (Poisson-subsampled Gaussian)", lipschitz)
         params.update(sampling_rate=q, sampling="poisson", expected_batch=q * problem.n)

@@ -65,7 +65,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.base import Mechanism, positive_setting
 from dpopt.mechanisms.bregman import BregmanProgram, compile_bregman_step, resolve_step_backend
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
@@ -113,14 +113,6 @@ def optimal_rate(geometry: MirrorGeometry, steps: int, lipschitz: float, sigma: 
         return 1.0, 0.0
     eta_scaled = math.sqrt(r_scaled / (steps * k))
     return geometry.modulus * eta_scaled, 2.0 * math.sqrt(r_scaled * k / steps)
-
-
-def _positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        math.isfinite(value) and value > 0
-    ):
-        raise MechanismError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
 
 
 def gradient_oracle(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
@@ -205,7 +197,7 @@ class PrivateMirrorDescent(Mechanism):
             except ValueError as exc:
                 raise MechanismError(str(exc)) from None
         self.steps = steps
-        self.learning_rate = None if learning_rate is None else _positive(learning_rate, "learning_rate")
+        self.learning_rate = None if learning_rate is None else positive_setting(learning_rate, "learning_rate")
         self.max_steps = check_steps(max_steps, "max_steps")
         self.potential = potential
         self.mode: NoiseMode = mode

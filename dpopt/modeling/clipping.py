@@ -127,10 +127,14 @@ class ClippedGradient:
 
     def coefficients(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """The clipped scalars c_i, with ``clip_L(∇ℓ(θ; d_i)) = c_i x_i`` (for ``rows`` only, if given)."""
-        data = self.loss.data
-        X, y, norms = self._X, np.asarray(data.y), self._x_norms
+        X = self._X if rows is None else self._X[rows]
+        return self._clipped(X, theta, rows)
+
+    def _clipped(self, X: Any, theta: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        """The clipped scalars for the rows ``rows`` (all if None) of X, already sliced as ``X``."""
+        y, norms = np.asarray(self.loss.data.y), self._x_norms
         if rows is not None:
-            X, y, norms = X[rows], y[rows], norms[rows]
+            y, norms = y[rows], norms[rows]
         z = np.asarray(X @ theta).ravel()
         c = np.asarray(self.loss.dphi(z, y), dtype=np.float64)
         if math.isinf(self.bound):
@@ -144,7 +148,7 @@ class ClippedGradient:
     def sum_over(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Σ_{i ∈ rows} clip_L(∇ℓ(θ; d_i)): the sum over a batch (DP-SGD)."""
         X = self._X[rows]
-        return np.asarray(X.T @ self.coefficients(theta, rows)).ravel()
+        return np.asarray(X.T @ self._clipped(X, theta, rows)).ravel()
 
     def per_example(self, theta: np.ndarray) -> np.ndarray:
         """The clipped per-example gradients, shape (n, d) (dense; for tests and small n)."""
