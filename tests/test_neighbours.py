@@ -142,7 +142,8 @@ def test_convex_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dat
 
 
 @pytest.mark.parametrize("mechanism", ["polytope-fw", "gaussian-fw", "mirror-descent",
-                                       "mirror-descent-clarabel", "mirror-descent-scs"])
+                                       "mirror-descent-clarabel", "mirror-descent-scs", "dp-gd", "dp-sgd",
+                                       "selection"])
 def test_iterative_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
                                                           mechanism: str) -> None:
     def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
@@ -158,6 +159,15 @@ def test_iterative_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.
         problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
         if mechanism == "gaussian-fw":
             return dp.GaussianFrankWolfe(1.0, 1e-6, iterations=8, ledger=ledger).run(problem, seed=1)
+        if mechanism == "dp-gd":
+            return dp.DPGradientDescent(1.0, 1e-6, ledger=ledger).run(problem, seed=1)
+        if mechanism == "dp-sgd":
+            return dp.DPSGD(1.0, 1e-6, sampling_rate=0.2, steps=20, ledger=ledger).run(problem, seed=1)
+        if mechanism == "selection":
+            return dp.PrivateSelection(
+                1.0, 1e-6, candidates=[{"steps": 4}, {"steps": 16}], stopping="papernot-steinke", expected_trials=2,
+                build=lambda h, b: dp.DPGradientDescent(b.epsilon, b.delta, steps=h["steps"]), ledger=ledger,
+            ).run(problem, seed=1)
         return dp.PrivateMirrorDescent(1.0, 1e-6, ledger=ledger).run(problem, seed=1, keep_diagnostics=False)
 
     assert_same_view(run, *convex_pair)
