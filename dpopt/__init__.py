@@ -49,3 +49,9 @@ __all__ += ["Diagnostics", "OracleCall"]
 from dpopt.mechanisms import DPSGD, DPGradientDescent, PrivateSelection  # noqa: E402
 
 __all__ += ["DPGradientDescent", "DPSGD", "PrivateSelection"]
+from dpopt.privacy.sqlite_ledger import SQLiteLedger  # noqa: E402
+
+__all__ += ["SQLiteLedger"]
+from dpopt.progress import show_progress  # noqa: E402
+
+__all__ += ["show_progress"]

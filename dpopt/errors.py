@@ -73,3 +73,7 @@ class UncertifiedOracleError(DpoptError, RuntimeError):
     def __init__(self, message: str, diagnostics: Any = None) -> None:
         super().__init__(message)
         self.diagnostics = diagnostics
+
+
+class LedgerError(DpoptError, ValueError):
+    """A ledger file is missing, is not a dpopt ledger, lacks the dataset, or cannot be used."""

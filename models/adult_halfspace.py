@@ -27,7 +27,7 @@ delta
     ``--delta`` with 1/n² when you change n (e.g. 4.07e-9 for n = 15,682).
 n
     Subsample size of the balanced training set (None: all 15,682 rows).
-seed
+data_seed
     Seed of the *data* subsample (the noise seed is ``dpopt solve --seed``).
 mechanism
     ``opdisc`` (Alg. 1, the default), ``rspm`` (Alg. 3 over {−1, 0, 1}^23, the paper's
@@ -44,13 +44,13 @@ import numpy as np
 import dpopt as dp
 from dpopt.datasets import load_adult
 
-PARAMS: dict[str, Any] = {"epsilon": 1.0, "delta": 1.0 / 500**2, "n": 500, "seed": 0, "mechanism": "opdisc",
+PARAMS: dict[str, Any] = {"epsilon": 1.0, "delta": 1.0 / 500**2, "n": 500, "data_seed": 0, "mechanism": "opdisc",
                           "calls": 20}
 
 
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
-    train = load_adult("train", balanced=True, n=params["n"], seed=params["seed"])
+    train = load_adult("train", balanced=True, n=params["n"], seed=params["data_seed"])
     d = train.n_features
     w = dp.Variable(d, name="w")
     eps, delta, kind = params["epsilon"], params["delta"], str(params["mechanism"]).lower()

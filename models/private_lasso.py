@@ -34,7 +34,7 @@ n, d, sparsity
     Training rows, features and non-zeros of the generator's θ*.
 noise
     Label noise of the generator.
-seed
+data_seed
     Seed of the synthetic *data* (the noise seed is ``dpopt solve --seed``).
 """
 
@@ -49,7 +49,7 @@ from dpopt.datasets import make_regression
 
 PARAMS: dict[str, Any] = {
     "epsilon": 1.0, "delta": 1e-6, "radius": 1.0, "iterations": None, "selection": "auto",
-    "n": 100_000, "d": 50, "sparsity": 5, "noise": 0.1, "seed": 0,
+    "n": 100_000, "d": 50, "sparsity": 5, "noise": 0.1, "data_seed": 0,
 }
 N_TEST = 5000
 
@@ -61,7 +61,7 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
     n = int(params["n"])
     data, theta_true = make_regression(n + N_TEST, int(params["d"]), x_bound=1.0, x_norm="inf", y_bound=1.0,
-                                       noise=params["noise"], sparsity=params["sparsity"], seed=params["seed"])
+                                       noise=params["noise"], sparsity=params["sparsity"], seed=params["data_seed"])
     train, test = data.subset(np.arange(n)), data.subset(np.arange(n, n + N_TEST))
     _HELD_OUT.update(test=test, theta_true=theta_true)
     theta = dp.Variable(train.n_features, name="theta")

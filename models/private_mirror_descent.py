@@ -33,7 +33,7 @@ accountant
     ``"analytic"`` (default: exact μ-GDP of T full-batch Gaussian steps), ``"pld"`` or ``"rdp"``.
 steps
     T (``None``: Thm 3.2's T, capped at ``max_steps``).
-n, d, k, noise, seed
+n, d, k, noise, data_seed
     Synthetic data: rows, features, polytope vertices, label noise, data seed
     (the noise seed is ``dpopt solve --seed``).
 """
@@ -50,7 +50,7 @@ from dpopt.datasets import make_regression
 PARAMS: dict[str, Any] = {
     "epsilon": 1.0, "delta": 1e-6, "set": "simplex", "potential": "auto", "mode": "accountant",
     "accountant": "analytic", "steps": None, "max_steps": 5000, "n": 20_000, "d": 20, "k": 12,
-    "noise": 0.1, "seed": 0,
+    "noise": 0.1, "data_seed": 0,
 }
 
 _STATE: dict[str, Any] = {}
@@ -72,9 +72,9 @@ def _constraint(name: str, theta: dp.Variable, k: int, seed: int) -> dp.Constrai
 def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
     data, _ = make_regression(int(params["n"]), int(params["d"]), x_bound=1.0, y_bound=1.0,
-                              noise=params["noise"], seed=params["seed"])
+                              noise=params["noise"], seed=params["data_seed"])
     theta = dp.Variable(data.n_features, name="theta")
-    constraint = _constraint(params["set"], theta, int(params["k"]), int(params["seed"]))
+    constraint = _constraint(params["set"], theta, int(params["k"]), int(params["data_seed"]))
     problem = dp.Problem(dp.SquaredLoss(data, theta), constraint=constraint)
     mechanism = dp.PrivateMirrorDescent(
         params["epsilon"], params["delta"], potential=params["potential"], mode=params["mode"],

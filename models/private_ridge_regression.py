@@ -33,7 +33,7 @@ n, d
     Training rows and features of the synthetic data.
 noise
     Label noise of the generator.
-seed
+data_seed
     Seed of the synthetic *data* (the noise seed is ``dpopt solve --seed``).
 """
 
@@ -48,7 +48,7 @@ from dpopt.datasets import make_regression
 
 PARAMS: dict[str, Any] = {
     "epsilon": 1.0, "delta": 1e-6, "lam": 0.05, "radius": 1.0,
-    "n": 5000, "d": 10, "noise": 0.1, "seed": 0,
+    "n": 5000, "d": 10, "noise": 0.1, "data_seed": 0,
 }
 N_TEST = 5000
 
@@ -60,7 +60,7 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
     n = int(params["n"])
     data, theta_true = make_regression(n + N_TEST, int(params["d"]), x_bound=1.0, y_bound=1.0,
-                                       noise=params["noise"], seed=params["seed"])
+                                       noise=params["noise"], seed=params["data_seed"])
     train, test = data.subset(np.arange(n)), data.subset(np.arange(n, n + N_TEST))
     _HELD_OUT.update(test=test, theta_true=theta_true)
     theta = dp.Variable(train.n_features, name="theta")

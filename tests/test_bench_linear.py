@@ -18,7 +18,7 @@ def test_linear_bench_small(tmp_path, capsys):
     for name, rec in records.items():
         for key in ("method", "epsilon", "accuracy_mean", "accuracy_sd", "fit_seconds_median", "private_tuning"):
             assert key in rec
-        assert rec["private_tuning"] is (name != "nonprivate")
+        assert rec["private_tuning"] is (name not in ("nonprivate", "dp-gd"))  # dp-gd: γ picked on Adult
         assert 0.5 < rec["accuracy_mean"] <= 1.0
     assert records["dp-gd-selected"]["tuning"] == "PrivateSelection"
     assert records["nonprivate"]["epsilon"] is None

@@ -23,7 +23,7 @@ RIDGE = REPO / "models" / "private_ridge_regression.py"
 SMALL = ["--set", "n=2000"]
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -66,19 +66,21 @@ def test_same_seed_same_theta(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 def test_defaults_come_from_params(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "r.json"
-    code, out, err = run(capsys, "solve", LOGREG, *SMALL, "--set", "lam=1e-3", "--seed", "1",
+    code, out, err = run(capsys, "solve", LOGREG, *SMALL, "--set", "lam=1e-2", "--seed", "1",
                          "--json", path)
     assert code == 0, err
     data = json.loads(path.read_text())
     assert (data["epsilon"], data["delta"]) == (1.0, 1e-6)  # PARAMS defaults
-    assert "lam=0.001" in out and "L2Squared(0.001)" in out
+    assert "lam=0.01" in out and "L2Squared(0.01)" in out
+    assert data["run"]["params"] == {"epsilon": 1.0, "delta": 1e-6, "lam": 0.01, "n": 2000, "data_seed": 0,
+                                     "encoding": "paper23"}
 
 
 def test_unknown_set_key_lists_known_keys(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "solve", LOGREG, "--set", "lambda=1")
     assert code == 2
     assert "error:" in err and "lambda" in err
-    assert "known parameters: delta, epsilon, lam, n, seed" in err
+    assert "known parameters: data_seed, delta, encoding, epsilon, lam, n" in err
     assert "Traceback" not in err
 
 
@@ -171,7 +173,11 @@ def test_discrete_run_stopped_by_its_time_limit_exits_3_and_says_it_is_not_priva
     assert "nothing is released" in err and "limit" in err
     assert "NOT private" in err
     assert "primal_bound" not in out + err and "gap" not in out + err  # no data-dependent numbers
-    assert not out_json.exists()
+    record = json.loads(out_json.read_text())  # the charge is recorded, nothing released
+    assert record["status"] == "withheld" and "theta" not in record
+    assert record["epsilon"] == 1.0 and record["mechanism"] == "OPDisc"
+    assert record["error"]["type"] == "UncertifiedOracleError" and "nothing is released" in record["error"]["message"]
+    assert "primal_bound" not in out_json.read_text() and "gap" not in out_json.read_text()
     code, out, err = run(capsys, "solve", model, "--set", "n=400", "--solver", "highs", "--time-limit", "0.001",
                          "--seed", "0", "--diagnostics")
     assert code == 3 and "NOT PRIVATE" in err and "status=limit" in err
@@ -192,7 +198,9 @@ def test_missing_model_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
 def test_argparse_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "solve")
     assert code == 2
-    assert "usage" in err
+    assert err.count("\n") == 1  # one line
+    assert "dpopt solve: error: the following arguments are required: MODEL.py" in err
+    assert "see 'dpopt solve --help'" in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -351,3 +359,16 @@ def test_entry_point_subprocess() -> None:
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "objective-perturbation" in proc.stdout
+
+
+def test_demo_beats_the_majority_class(capsys: pytest.CaptureFixture[str]) -> None:
+    """`make demo` (all training rows, ε = 1) and the README's ε = 0.5 command reach > 0.80 test accuracy."""
+    for argv in (["--epsilon", "1.0", "--delta", "1e-6", "--seed", "0"],
+                 ["--solver", "clarabel", "--epsilon", "0.5", "--seed", "3"]):
+        code, out, err = run(capsys, "solve", LOGREG, *argv)
+        assert code == 0, err
+        accuracy = float(out.split("test_accuracy:")[1].split()[0])
+        majority = float(out.split("majority_class_rate:")[1].split()[0])
+        assert majority == pytest.approx(0.7638, abs=1e-3)
+        assert accuracy > 0.80
+        assert "data_seed=0" in out and "seed=0" not in out.replace("data_seed=0", "")

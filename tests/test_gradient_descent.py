@@ -4,11 +4,15 @@ The audits use the one-point replace-one pair on one feature (the differing row'
 gradients at θ = 0 are +C and −C with C = 1/2 the clip norm, the worst case) and one
 step from θ = 0, so the output is a shifted Gaussian (or, for DP-SGD, a mixture).
 Mutants: half the noise (DP-GD and DP-SGD), and DP-SGD that takes fixed-size batches in
-data order (a loader without shuffling) while accounting as Poisson sampling.
+data order (a loader without shuffling) while accounting as Poisson sampling.  Adaptive
+clipping (DP-GD's default) is audited on the same pair, and its noisy count on a second
+pair whose differing row is clipped in one dataset only, against a mutant that uses the
+exact count.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -39,11 +43,36 @@ def test_dpgd_sigma_is_exact_gdp():
     """σ on the sum is the analytic Gaussian σ for sensitivity 2C√T: the (ε, δ) curve of
     μ = 2C√T/σ evaluated independently hits δ at ε."""
     prob = _logistic()
-    rel = dp.DPGradientDescent(0.5, 1e-6, steps=25, ledger=dp.Ledger()).run(prob, seed=0)
+    rel = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip="lipschitz", ledger=dp.Ledger()).run(prob, seed=0)
     p = rel.parameters
     mu = 2 * p["clip_l2"] * math.sqrt(25) / p["sigma"]
-    assert p["gdp_mu"] == pytest.approx(mu)
+    assert p["clip"] == "fixed" and p["gdp_mu"] == pytest.approx(mu)
     assert gaussian_delta(1.0 / mu, 1.0, 0.5) == pytest.approx(1e-6, rel=1e-4)
+
+
+def test_adaptive_clipping_is_exact_gdp_for_both_releases():
+    """Adaptive clipping: per step the gradient sum (sensitivity 2C_t, noise zC_t) and the count
+    (sensitivity 1, noise σ_b) together are √(4/z² + 1/σ_b²)-GDP; T steps hit (ε, δ) exactly,
+    and the count gets the declared share of each step's μ²."""
+    prob = _logistic()
+    p = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip_share=0.1, ledger=dp.Ledger()).run(prob, seed=0).parameters
+    z = p["sigma"] / p["clip_l2"]
+    step_mu2 = 4 / z**2 + 1 / p["count_sigma"] ** 2
+    mu = math.sqrt(25 * step_mu2)
+    assert p["clip"] == "adaptive" and p["gdp_mu"] == pytest.approx(mu)
+    assert gaussian_delta(1.0 / mu, 1.0, 0.5) == pytest.approx(1e-6, rel=1e-4)
+    assert (1 / p["count_sigma"] ** 2) / step_mu2 == pytest.approx(0.1)
+
+
+def test_adaptive_clip_tracks_the_quantile_within_its_bounds():
+    """The clip moves toward the target quantile of the gradient norms and stays in
+    [C_0/100, C_0]; the final clip is a diagnostic, not a release parameter."""
+    prob = _logistic(n=4000)
+    runs = {q: dp.DPGradientDescent(200.0, 1e-5, steps=200, clip_quantile=q, ledger=dp.Ledger())
+            .run(prob, seed=0, keep_diagnostics=True) for q in (0.3, 0.95)}
+    low, high = (runs[q].diagnostics.details["clip_final"] for q in (0.3, 0.95))
+    assert 0.01 <= low < high <= 1.0
+    assert "clip_final" not in runs[0.3].parameters and "clip_final" not in str(runs[0.3].to_dict())
 
 
 def test_sampled_multiplier_meets_and_is_tight():
@@ -159,6 +188,17 @@ def test_refusals_before_the_charge():
         dp.DPGradientDescent(1.0, 1e-5, steps=0, ledger=ledger)
     with pytest.raises(MechanismError, match="output"):
         dp.DPSGD(1.0, 1e-5, output="best", ledger=ledger)
+    with pytest.raises(MechanismError, match="adaptive"):
+        dp.DPSGD(1.0, 1e-5, clip="adaptive", ledger=ledger)
+    with pytest.raises(MechanismError, match="clip must be"):
+        dp.DPGradientDescent(1.0, 1e-5, clip="auto", ledger=ledger)
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(MechanismError, match="clip_quantile"):
+            dp.DPGradientDescent(1.0, 1e-5, clip_quantile=bad, ledger=ledger)
+        with pytest.raises(MechanismError, match="clip_share"):
+            dp.DPGradientDescent(1.0, 1e-5, clip_share=bad, ledger=ledger)
+    with pytest.raises(MechanismError, match="clip_rate"):
+        dp.DPGradientDescent(1.0, 1e-5, clip_rate=-1.0, ledger=ledger)
     hinge = dp.Problem(dp.HingeLoss(data, th), constraint=dp.L2Ball(th, 1.0))
     with pytest.raises(MechanismError, match="learning_rate"):
         dp.DPGradientDescent(1.0, 1e-5, ledger=ledger).run(hinge)
@@ -169,21 +209,28 @@ def test_refusals_before_the_charge():
 N = 10
 
 
-def _one_step(data):
+def _one_step(data, loss=dp.LogisticLoss):
     th = dp.Variable(1)
-    return dp.Problem(dp.LogisticLoss(data, th))
+    return dp.Problem(loss(data, th))
 
 
 class HalfNoiseGD(dp.DPGradientDescent):
     def plan(self, problem):
-        p = super().plan(problem)
-        return GradientPlan(p.steps, p.learning_rate, p.clip, p.sigma / 2, p.sampling_rate, p.start, p.parameters)
+        return dataclasses.replace(super().plan(problem), sigma=super().plan(problem).sigma / 2)
 
 
 class HalfNoiseSGD(dp.DPSGD):
     def plan(self, problem):
         p = super().plan(problem)
         return GradientPlan(p.steps, p.learning_rate, p.clip, p.sigma / 2, p.sampling_rate, p.start, p.parameters)
+
+
+class ExactCountGD(dp.DPGradientDescent):
+    """Mutant: adaptive clipping driven by the exact count of unclipped examples."""
+
+    def plan(self, problem):
+        p = super().plan(problem)
+        return dataclasses.replace(p, adaptive=dataclasses.replace(p.adaptive, count_sigma=1e-12))
 
 
 class OrderedBatchSGD(dp.DPSGD):
@@ -204,15 +251,18 @@ def _pair():
     return d0, d0.replace_row(0, [1.0], -1.0)
 
 
-def _runner(cls, eps, delta, **kw):
+def _runner(cls, eps, delta, loss=dp.LogisticLoss, **kw):
+    kw = {"steps": 1, "learning_rate": 1.0, "output": "last", "clip": 0.5, **kw}
+
     def run(data, seed):
-        mech = cls(eps, delta, ledger=dp.Ledger(), steps=1, learning_rate=1.0, output="last", clip=0.5, **kw)
-        return mech.run(_one_step(data), seed=seed).theta
+        return cls(eps, delta, ledger=dp.Ledger(), **kw).run(_one_step(data, loss), seed=seed).theta
     return run
 
 
 def _audit(cls, eps, delta, n_runs, seed=0, **kw):
     d0, d1 = _pair()
+    if kw.get("clip") == "adaptive":  # the hinge loss's gradients at θ = 0 are ±1 = ±C_0: the worst case
+        kw["loss"] = dp.HingeLoss
     res = audit(_runner(cls, eps, delta, **kw), d0, d1, claimed_epsilon=eps, claimed_delta=delta,
                 n_runs=n_runs, seed=seed)
     print(f"{cls.__name__}: {res.summary()}")
@@ -230,6 +280,40 @@ def test_dpgd_audit_and_half_noise_mutant():
     assert bad.violates, bad.summary()
 
 
+def test_adaptive_dpgd_audit_and_half_noise_mutant():
+    ok = _audit(dp.DPGradientDescent, 2.0, 1e-3, FAST, clip="adaptive")
+    assert not ok.violates, ok.summary()
+    assert ok.epsilon_lower > 0.3, ok.summary()
+    assert _audit(HalfNoiseGD, 2.0, 1e-3, 2 * FAST, clip="adaptive").violates
+
+
+def _count_pair():
+    """Row 0 is (1, +1) or (0, +1); the others (0, +1) have zero gradients.  After a first
+    step the clip falls below row 0's gradient norm (about 1/2) in D0, so the counts of
+    unclipped rows differ by one from the second step on."""
+    X = np.zeros((N, 1))
+    X[0, 0] = 1.0
+    d0 = dp.Dataset(X, np.ones(N), x_bound=1.0)
+    return d0, d0.replace_row(0, [0.0], 1.0)
+
+
+def _final_clip(cls):
+    def run(data, seed):
+        mech = cls(2.0, 1e-3, ledger=dp.Ledger(), steps=2, clip="adaptive", clip_rate=5.0, clip_share=0.5)
+        return mech.run(_one_step(data), seed=seed, keep_diagnostics=True).diagnostics.details["clip_final"]
+    return run
+
+
+def test_adaptive_count_audit_and_exact_count_mutant():
+    """The clip sequence is part of what the run reveals: audited on the final clip, the
+    noisy count passes and the exact count (a mutant) does not."""
+    d0, d1 = _count_pair()
+    ok = audit(_final_clip(dp.DPGradientDescent), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3, n_runs=FAST)
+    assert not ok.violates, ok.summary()
+    bad = audit(_final_clip(ExactCountGD), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3, n_runs=FAST)
+    assert bad.violates, bad.summary()
+
+
 def test_dpsgd_audit_and_mutants():
     ok = _audit(dp.DPSGD, 2.0, 1e-3, FAST, sampling_rate=0.1)
     assert not ok.violates, ok.summary()
@@ -239,7 +323,8 @@ def test_dpsgd_audit_and_mutants():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls,kw", [(dp.DPGradientDescent, {}), (dp.DPSGD, {"sampling_rate": 0.1}),
+@pytest.mark.parametrize("cls,kw", [(dp.DPGradientDescent, {}), (dp.DPGradientDescent, {"clip": "adaptive"}),
+                                    (dp.DPSGD, {"sampling_rate": 0.1}),
                                     (dp.DPSGD, {"sampling_rate": 0.5})])
 def test_large_audits(cls, kw):
     for seed in range(3):

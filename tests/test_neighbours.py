@@ -222,7 +222,8 @@ def test_the_cli_json_and_stdout_hold_only_public_facts(tmp_path: Any, capsys: p
     assert code == 0, printed.err
     record = json.loads(out.read_text())
     assert set(record) == {"theta", "epsilon", "delta", "private", "guarantee", "mechanism", "parameters",
-                           "problem", "seed", "oracle_calls", "notes"}
+                           "problem", "seed", "oracle_calls", "notes", "run"}
+    assert set(record["run"]) == {"dpopt_version", "model", "params", "timestamp", "command", "status"}
     for call in record["oracle_calls"]:
         assert set(call) == {"backend", "backend_version", "role", "acceptance", "certified"}
     for word in ("primal_bound", "dual_bound", "gap=", "residual", "distance_bound", "wall time", "solve_time"):

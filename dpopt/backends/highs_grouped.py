@@ -65,6 +65,7 @@ from dpopt.compile.grouped_search import GroupedObjective, local_search, repair
 from dpopt.compile.mip_grouped import GroupedProgram, compile_grouped
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.progress import OFF, Tracker, track
 
 #: points whose LP optima seed the local search
 HEURISTIC_POINTS = 10
@@ -142,8 +143,11 @@ class HighsGroupedBackend(Backend):
         problem = prog.problem.with_eta(b)
         start = time.perf_counter()
         deadline = None if options.time_limit is None else start + float(options.time_limit)
-        try:
-            search = self._search(prog, problem, options, deadline)
+        try:  # the display shows data-dependent counts and values only with diagnostics (dpopt.progress)
+            with track(f"{self.name}: {prog.points.shape[0]} enumerated points", prog.points.shape[0],
+                       counts="data") as bar:
+                search = self._search(prog, problem, options, deadline, bar)
+                bar.note(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
         except Exception as exc:  # noqa: BLE001 — report, never crash a mechanism
             return OracleResult(
                 solution=None, status=OracleStatus.ERROR, solver_certified=False,
@@ -154,7 +158,7 @@ class HighsGroupedBackend(Backend):
 
     # ---- the search -----------------------------------------------------------------
     def _search(self, prog: GroupedProgram, problem: DiscreteProblem, options: SolveOptions,
-                deadline: float | None) -> _Search:
+                deadline: float | None, bar: Tracker = OFF) -> _Search:
         import highspy
 
         h = _new_highs(prog, options)
@@ -163,6 +167,7 @@ class HighsGroupedBackend(Backend):
         h.setOptionValue("solve_relaxation", True)
         lp_solutions: dict[int, np.ndarray] = {}
         for i, ks in enumerate(prog.points):
+            bar.advance()
             if _expired(deadline):
                 search.limit = "time"
                 return search
@@ -178,7 +183,9 @@ class HighsGroupedBackend(Backend):
         self._incumbent(prog, problem, search, order, lp_solutions)
         lp_solutions.clear()
         h.setOptionValue("solve_relaxation", False)
+        bar.phase(f"{self.name}: MIP pass", order.size)
         for i in order:
+            bar.advance(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
             if search.finished[i]:
                 continue
             if search.bounds[i] >= search.incumbent + _prune_margin(search.incumbent):

@@ -8,6 +8,10 @@ A profile file (see ``solvers/``) looks like::
     threads = 2            # optional
     [options]              # passed to the solver as is
     max_iter = 500
+
+Everything in a profile is checked when it is loaded, before any budget is charged: the
+top-level keys and their types, and the ``[options]`` against the solver's own settings
+(:func:`dpopt.backends.options.check_solver_options`; unknown names come with close matches).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from dpopt.backends import registry
 from dpopt.backends.base import AnyProblem, Backend
+from dpopt.backends.options import check_solver_options, suggest
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError, UnknownSolverError
 from dpopt.modeling.discrete import DiscreteProblem
@@ -46,7 +51,16 @@ class SolverProfile:
 
 
 def load_profile(path: str | Path) -> SolverProfile:
-    """Read a TOML solver profile."""
+    """Read a TOML solver profile and check all of it (module docstring).
+
+    Raises
+    ------
+    UnknownSolverError
+        The file does not exist, or names an unknown backend.
+    ModelError
+        Invalid TOML, an unknown key, a value of the wrong type, or an ``[options]`` entry
+        the solver does not accept (:class:`~dpopt.backends.options.SolverOptionError`).
+    """
     p = Path(path)
     if not p.is_file():
         raise UnknownSolverError(f"solver profile file {str(p)!r} does not exist")
@@ -54,28 +68,43 @@ def load_profile(path: str | Path) -> SolverProfile:
         data = tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"solver profile {p.name}: invalid TOML ({exc})") from None
-    unknown = set(data) - _PROFILE_KEYS
+    where = f"solver profile {p.name}"
+    unknown = sorted(set(data) - _PROFILE_KEYS)
     if unknown:
-        raise ModelError(f"solver profile {p.name}: unknown keys {sorted(unknown)}; allowed: {sorted(_PROFILE_KEYS)}")
-    if "backend" not in data:
-        raise ModelError(f"solver profile {p.name}: the key 'backend' is required")
+        raise ModelError(f"{where}: unknown keys {unknown}{suggest(unknown[0], _PROFILE_KEYS)}; "
+                         f"allowed: {', '.join(sorted(_PROFILE_KEYS))}")
+    if not isinstance(data.get("backend"), str):
+        raise ModelError(f"{where}: the key 'backend' is required and must be a backend name (a string)")
     registry.get(data["backend"])  # fails early, listing known names
+    name = data["backend"].lower()
+    extra = data.get("options", {})
+    if not isinstance(extra, dict):
+        raise ModelError(f"{where}: 'options' must be a table ([options])")
     opts = SolveOptions(
-        time_limit=_positive(data.get("time_limit"), "time_limit", p.name),
-        tolerance=_positive(data.get("tolerance", SolveOptions.tolerance), "tolerance", p.name) or SolveOptions.tolerance,
-        threads=data.get("threads"),
-        max_iterations=data.get("max_iterations"),
-        extra=dict(data.get("options", {})),
+        time_limit=_positive(data.get("time_limit"), "time_limit", where),
+        tolerance=_positive(data.get("tolerance", SolveOptions.tolerance), "tolerance", where) or SolveOptions.tolerance,
+        threads=_count(data.get("threads"), "threads", where),
+        max_iterations=_count(data.get("max_iterations"), "max_iterations", where),
+        extra=dict(extra),
     )
-    return SolverProfile(str(data["backend"]).lower(), opts, str(p))
+    check_solver_options(name, opts.extra, where=where)
+    return SolverProfile(name, opts, str(p))
 
 
 def _positive(v: Any, name: str, where: str) -> float | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ModelError(f"solver profile {where}: {name} must be a positive number")
+        raise ModelError(f"{where}: {name} must be a positive number, got {v!r}")
     return float(v)
+
+
+def _count(v: Any, name: str, where: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ModelError(f"{where}: {name} must be an integer ≥ 1, got {v!r}")
+    return v
 
 
 def resolve(solver: str | Path | SolverProfile | Backend, problem: AnyProblem | None = None) -> tuple[Backend, SolverProfile]:

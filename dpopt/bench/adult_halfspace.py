@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import math
 import platform
@@ -46,6 +47,7 @@ import dpopt as dp
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import load_adult
 from dpopt.errors import UncertifiedOracleError
+from dpopt.progress import counted, is_enabled, show_progress
 
 NAME = "adult-halfspace"
 DEFAULT_EPSILONS = (0.1, 0.3, 0.5, 0.7, 1.0)
@@ -250,9 +252,9 @@ def _run(args: argparse.Namespace) -> int:
     train, test = probs["train"], probs["test"]
     delta = 1.0 / args.n**2
     runs: list[Run] = []
-    for name in args.mechanisms:
-        for eps in args.epsilons:
-            for seed in range(args.runs):
+    for name in counted(args.mechanisms, f"{NAME}: mechanisms"):
+        for eps in counted(args.epsilons, f"{name}: ε values"):
+            for seed in counted(args.runs, f"{name} ε={eps:g}: runs"):
                 progress(f"[{NAME}] {name} ε={eps:g} run {seed + 1}/{args.runs}")
                 runs.append(run_one(name, probs[name], eps, delta, seed, args, train, test))
     extra = {"nonprivate": _nonprivate(probs["LR"], train, test, args.lr_solver)}
@@ -345,13 +347,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if b not in dp.backend_names():
             print(f"error: unknown backend {b!r}; registered: {', '.join(dp.backend_names())}", file=sys.stderr)
             return 2
+    if args.out is not None and importlib.util.find_spec("matplotlib") is None:  # before any work
+        print("error: --out writes a plot, which needs matplotlib: pip install 'dpopt[bench]'", file=sys.stderr)
+        return 2
     if args.merge is not None:
         missing = [str(f) for f in args.merge if not (f / "runs.csv").is_file() or not (f / "summary.json").is_file()]
         if missing:
             print(f"error: no runs.csv and summary.json in {', '.join(missing)}", file=sys.stderr)
             return 2
         return _merge(args)
-    return _run(args)
+    with show_progress(is_enabled() and not args.quiet):  # the benchmark's --quiet silences the display too
+        return _run(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

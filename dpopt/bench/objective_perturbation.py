@@ -63,6 +63,7 @@ from dpopt.bench.arguments import positive_floats, positive_int
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import adult_train_test
 from dpopt.errors import UncertifiedOracleError
+from dpopt.progress import counted, is_enabled, show_progress
 
 NAME = "objective-perturbation"
 DEFAULT_EPSILONS = (0.1, 0.5, 1.0, 2.0)
@@ -240,8 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("note: threadpoolctl is not installed, BLAS threads are not limited "
               f"(install the bench extra: {INSTALL_HINT})", file=sys.stderr)
         args.blas_threads = None
-        return _run(args)
-    with threadpool_limits(limits=args.blas_threads):
+        with show_progress(is_enabled() and not args.quiet):
+            return _run(args)
+    with threadpool_limits(limits=args.blas_threads), show_progress(is_enabled() and not args.quiet):
         return _run(args)
 
 
@@ -274,8 +276,8 @@ def _run(args: argparse.Namespace) -> int:
 
     runs: list[Run] = []
     nonpriv_theta: np.ndarray | None = None
-    for eps in args.epsilons:
-        for seed in range(args.seeds):
+    for eps in counted(args.epsilons, f"{NAME}: ε values"):
+        for seed in counted(args.seeds, f"ε={eps:g}: seeds"):
             progress(f"[{NAME}] ε={eps:g} seed {seed + 1}/{args.seeds}")
             res, wall = _timed(lambda: backend.solve_problem(problem, profile.options))
             if not res.certified or res.solution is None:

@@ -87,6 +87,7 @@ from dpopt.modeling.variable import Variable
 from dpopt.modeling.zero_one import ZeroOneLoss
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise
+from dpopt.progress import counted, is_enabled, show_progress
 
 NAME = "opdisc"
 DEFAULT_NS = (500, 1000, 2000, 4000, 8000, 15682)
@@ -210,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
 
     runs: list[Run] = []
     info: dict[str, Any] = {}
-    for n in args.ns:
+    for n in counted(args.ns, f"{NAME}: sample sizes"):
         problem = adult_problem(n)
         sigma = OPDisc(EPSILON, 1.0 / n**2).sigma(problem)
         etas = [draw_eta(seed, sigma, problem.dim) for seed in range(args.draws)]
@@ -227,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
             prog = getattr(prepared, "program", None)
             if prog is not None and hasattr(prog, "size"):
                 info[str(n)][f"model_{name}"] = prog.size.summary()
-            for i, eta in enumerate(etas):
+            for i, eta in enumerate(counted(etas, f"n={n} {name}: draws")):
                 progress(f"[{NAME}] n={n} fast {name} draw {i + 1}/{args.draws}")
                 t0 = time.perf_counter()
                 res = b.solve(prepared, eta, call_options)
@@ -236,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
             del prepared
             if args.no_naive or name != "highs":
                 continue
-            for i, eta in enumerate(etas):
+            for i, eta in enumerate(counted(etas, f"n={n} naive {name}: draws")):
                 progress(f"[{NAME}] n={n} naive {name} draw {i + 1}/{args.draws}")
                 t0 = time.perf_counter()
                 prog = compile_naive(problem.with_eta(eta))
@@ -424,7 +425,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {', '.join(not_mip)} is not a MIP backend; use highs (or cpsat when installed)",
               file=sys.stderr)
         return 2
-    return _run(args)
+    with show_progress(is_enabled() and not args.quiet):  # the benchmark's --quiet silences the display too
+        return _run(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,6 +32,7 @@ reproducible and are not secure: this is a benchmark.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import statistics
 import sys
@@ -179,6 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or args.seeds < 1 or not (args.epsilon > 0 and 0 < args.delta < 1):
         print(f"error: check --methods (known: {', '.join(PAPER_SLOPES)}), --seeds >= 1, ε > 0, "
               "δ in (0, 1)", file=sys.stderr)
+        return 2
+    if args.out is not None and importlib.util.find_spec("matplotlib") is None:  # before any work
+        print("error: --out writes a plot, which needs matplotlib: pip install 'dpopt[bench]'", file=sys.stderr)
         return 2
     if "fw-lasso" in methods and not fw_available():
         print("note: dpopt.mechanisms.frank_wolfe is missing; FW LASSO skipped", file=sys.stderr)

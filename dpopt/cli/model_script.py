@@ -5,7 +5,9 @@ that declares a private optimization problem.  It defines **either**
 
 * (preferred) a function ``build(params: dict) -> (problem, mechanism)`` and,
   optionally, a module-level dict ``PARAMS`` of defaults, e.g.
-  ``PARAMS = {"epsilon": 1.0, "delta": 1e-6, "lam": 1e-4, "n": None}``; **or**
+  ``PARAMS = {"epsilon": 1.0, "delta": 1e-6, "lam": 1e-4, "n": None, "data_seed": 0}``
+  (name a seed of the data ``data_seed``: ``dpopt solve --seed`` is the *noise* seed, and
+  ``dpopt solve`` prints the params next to the release); **or**
 * module-level ``problem`` (a :class:`~dpopt.modeling.problem.Problem`) and
   ``mechanism`` (a :class:`~dpopt.mechanisms.base.Mechanism`).
 

@@ -141,6 +141,9 @@ class Mechanism(ABC):
 
     name: ClassVar[str] = "mechanism"
     theorem: ClassVar[str] = ""
+    #: whether ``run`` can call a solver backend; False: ``solver`` is accepted for the common
+    #: interface and ignored, so front ends (``dpopt solve --solver``) refuse an explicit one
+    uses_solver: ClassVar[bool] = True
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
                  tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
@@ -261,7 +264,7 @@ class ConvexMechanism(Mechanism):
                            results=(result,), details=details)
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
 
     @staticmethod
     def _finish(plan: Plan, problem: Problem, theta: np.ndarray) -> np.ndarray:

@@ -159,7 +159,8 @@ class DiscreteMechanism(Mechanism):
             return Outcome(theta, calls=(call,) * len(results), results=tuple(results))
 
         return run_private(self, work, problem=session.template.summary(), parameters=parameters,
-                           seed=seed, keep_diagnostics=keep_diagnostics, notes=notes)
+                           seed=seed, keep_diagnostics=keep_diagnostics, notes=notes,
+                           feature_names=session.template.loss.data.feature_names)
 
     def _solve(self, session: OracleSession, eta: np.ndarray) -> OracleResult:
         """One oracle call, retried with the same η after a crash, then re-checked."""

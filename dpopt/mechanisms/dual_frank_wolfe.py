@@ -90,6 +90,7 @@ from dpopt.modeling.submodular import (
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
 from dpopt.privacy.sampling import gumbel_noise, laplace_noise
+from dpopt.progress import counted
 
 __all__ = ["DualFrankWolfe", "DualLoss", "SelectionSpace", "dual_step_size"]
 
@@ -354,6 +355,7 @@ class DualFrankWolfe(Mechanism):
     """
 
     name = "DualFrankWolfe"
+    uses_solver = False  # inner solves are closed form or Newton
     theorem = "KD19 Alg. 2 / Eq. (13), corrected: Δ = lam·R₂·2L/(nΛ), noisy-max 2Δ/ε₀, private recovery"
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, iterations: int | None = None,
@@ -461,7 +463,7 @@ class DualFrankWolfe(Mechanism):
             dual = DualLoss(problem.loss, problem.l2_weight, self.inner_tolerance)
             draw = self._draw(rng, plan.scale)
             s = np.zeros(problem.dim)  # s₀ ∈ K, data-independent
-            for t in range(plan.steps):
+            for t in counted(plan.steps, "dual Frank–Wolfe iterations"):
                 v = plan.space.select(dual.primal(s), draw)
                 rho = dual_step_size(t, self.step)
                 s = (1.0 - rho) * s + rho * v
@@ -471,4 +473,4 @@ class DualFrankWolfe(Mechanism):
 
         return run_private(self, work, problem=problem.summary(),
                            parameters=dict(plan.parameters, omega_weight=norm.lam), seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)

@@ -126,6 +126,7 @@ from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBa
 from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget, resolve_selection
 from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, laplace_noise
+from dpopt.progress import counted
 
 __all__ = ["GaussianFrankWolfe", "PolytopeFrankWolfe", "step_size"]
 
@@ -359,7 +360,7 @@ class CoordinateGradient:
 def noisy_max_frank_wolfe(oracle: Any, scorer: VertexScorer, steps: int, draw: Callable[[int], np.ndarray],
                           rule: str) -> np.ndarray:
     """Run T noisy-argmin Frank–Wolfe steps; ``draw(k)`` returns the k selection noises of a step."""
-    for t in range(steps):
+    for t in counted(steps, "Frank–Wolfe iterations"):
         alpha = scorer.scores(oracle.gradient()) + draw(scorer.n_candidates)
         oracle.advance(step_size(t, steps, rule), scorer, int(np.argmin(alpha)))
     return np.asarray(oracle.theta)
@@ -413,6 +414,7 @@ class PolytopeFrankWolfe(Mechanism):
     """
 
     name = "PolytopeFrankWolfe"
+    uses_solver = False  # the LMO over a vertex list is a noisy argmin
     theorem = "TTZ14 Alg. 4 / Thm. 5.4, corrected scale 2Δ/ε₀ with Δ = 2L₁‖C‖₁/n"
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, iterations: int | None = None,
@@ -502,7 +504,7 @@ class PolytopeFrankWolfe(Mechanism):
             return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
 
         return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
 
     def run_lasso(self, X: Any, y: np.ndarray, *, radius: float, x_bound: float = 1.0, y_bound: float = 1.0,
                   lam: float = 0.0, seed: int | None = None, fast: bool = True) -> Release:
@@ -614,7 +616,7 @@ def gaussian_frank_wolfe(gradient: Callable[[np.ndarray], np.ndarray], lmo: Call
                          theta0: np.ndarray, steps: int, draw: Callable[[], np.ndarray], rule: str) -> np.ndarray:
     """Run T Frank–Wolfe steps with ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t = draw()``."""
     theta = np.array(theta0, dtype=np.float64)
-    for t in range(steps):
+    for t in counted(steps, "Frank–Wolfe iterations"):
         s = lmo(gradient(theta) + draw())
         mu = step_size(t, steps, rule)
         theta = (1.0 - mu) * theta + mu * s
@@ -732,4 +734,4 @@ class GaussianFrankWolfe(Mechanism):
                                                 plan.steps, draw, self.step))
 
         return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)

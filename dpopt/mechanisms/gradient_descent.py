@@ -23,6 +23,25 @@ replacing one row moves the sum of clipped gradients by at most 2C wherever θ i
   μ = 2C√T/σ (Dong, Roth and Su 2022, Cor. 3.3), so σ is the analytic Gaussian σ
   (Balle and Wang 2018) for sensitivity 2C√T (``accountant="analytic"``, exact) or
   dp-accounting's PLD (``"pld"``, an upper bound converging to it).
+* Adaptive clipping (DP-GD's default, ``clip="adaptive"``; Andrew, Thakkar, McMahan and
+  Ramaswamy 2021, "Differentially private learning with adaptive clipping", Alg. 1 with
+  its geometric update).  Each step also releases the noisy count
+  b̃_t = #{i : ‖g_i‖ ≤ C_t} + N(0, σ_b²) and sets
+  C_{t+1} = C_t · exp(−η_C (b̃_t/n − γ)), clamped to [C_0/100, C_0] with C_0 = L: C_t tracks
+  the γ-quantile of the per-example gradient norms (post-processing of noisy releases).
+  The gradient noise is σ_t = z C_t, so step t releases a Gaussian vector whose
+  replace-one sensitivity, in units of its noise, is √((2/z)² + (1/σ_b)²) (the sum moves by
+  2C_t, the count by 1) whatever C_t is: T adaptive steps are exactly μ-GDP with
+  μ = √T · √(4/z² + 1/σ_b²).  z and σ_b give the count a share ``clip_share`` of each
+  step's μ²: with u the per-step noise of a unit-sensitivity T-fold composition at (ε, δ),
+  z = 2u/√(1 − share) and σ_b = u/√share.  The loss-gradient step is scaled by C_0/C_t
+  (a clipped gradient is at most C_t long, so the step keeps the length η C_0 of the
+  unclipped method; λθ and the prox keep η).  Defaults γ = 0.8, η_C = 0.2,
+  share = 0.05.  Andrew et al.'s γ = 0.5 collapses C for logistic regression: near the
+  optimum most examples are classified with margin and their gradients vanish, so the
+  median norm goes to 0.  γ was picked among 0.5–0.9 on Adult (``dpopt bench linear``):
+  accuracies for 0.7–0.9 agree within 0.005 at every ε, so the default does not hinge
+  on that look at the data; the budget does not pay for it, and the benchmark says so.
 * DP-SGD: every row enters the batch B_t independently with probability q (Poisson
   sampling, :func:`poisson_batch`), ĝ_t = (Σ_{i∈B_t} clip_C(g_i) + N(0, σ²I))/(qn), an
   unbiased estimate of the clipped average gradient.  σ = zC with z the smallest
@@ -75,12 +94,28 @@ from dpopt.privacy.accountant import (
 )
 from dpopt.privacy.calibration import check_epsilon_delta, gaussian_sigma_analytic
 from dpopt.privacy.sampling import gaussian_noise
+from dpopt.progress import counted
 
-__all__ = ["DPGradientDescent", "DPSGD", "GradientPlan", "default_steps", "poisson_batch"]
+__all__ = ["AdaptiveClip", "DPGradientDescent", "DPSGD", "GradientPlan", "default_steps", "poisson_batch"]
 
 Output = Literal["last", "average"]
 #: cap on the default T (a public bound on the run time: a step reads every row)
 DEFAULT_MAX_STEPS = 1_000
+#: adaptive clipping defaults (module docstring): target quantile γ, rate η_C, count share
+ADAPTIVE_QUANTILE, ADAPTIVE_RATE, ADAPTIVE_SHARE = 0.8, 0.2, 0.05
+#: the adaptive clip stays in [C_0 · ADAPTIVE_FLOOR, C_0]
+ADAPTIVE_FLOOR = 0.01
+Clip = float | Literal["adaptive", "lipschitz"] | None
+
+
+@dataclass(frozen=True)
+class AdaptiveClip:
+    """The public settings of adaptive clipping (module docstring)."""
+
+    quantile: float  # γ
+    rate: float  # η_C
+    count_sigma: float  # σ_b, on the count #{i : ‖g_i‖ ≤ C_t}
+    floor: float  # smallest C_t
 
 
 @dataclass(frozen=True)
@@ -94,6 +129,7 @@ class GradientPlan:
     sampling_rate: float  # 1.0 for full batch
     start: np.ndarray
     parameters: dict[str, Any] = field(default_factory=dict)
+    adaptive: AdaptiveClip | None = None  # None: the clip stays ``clip`` (sigma stays ``sigma``)
 
 
 def poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
@@ -111,6 +147,14 @@ def default_steps(radius: float, mu: float, n: int, step: float, clip: float, di
     return int(min(max(1, math.ceil(t)), max_steps))
 
 
+def _open_unit(value: object, what: str) -> float:
+    """A setting in the open interval (0, 1), or MechanismError."""
+    v = positive_setting(value, what)
+    if not v < 1.0:
+        raise MechanismError(f"{what} must be in (0, 1), got {value!r}")
+    return v
+
+
 def _check_output(output: object) -> Output:
     if output not in ("last", "average"):
         raise MechanismError(f"output must be 'last' or 'average', got {output!r}")
@@ -120,8 +164,12 @@ def _check_output(output: object) -> Output:
 class _GradientMechanism(Mechanism):
     """Shared set-up of DP-GD and DP-SGD (validation, defaults, the iteration)."""
 
+    uses_solver = False  # closed-form steps
+    #: what ``clip=None`` means for this mechanism
+    default_clip: Literal["adaptive", "lipschitz"] = "lipschitz"
+
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
-                 learning_rate: float | None = None, clip: float | None = None, output: Output = "average",
+                 learning_rate: float | None = None, clip: Clip = None, output: Output = "average",
                  max_steps: int = DEFAULT_MAX_STEPS, **kwargs: Any) -> None:
         try:
             check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
@@ -131,8 +179,18 @@ class _GradientMechanism(Mechanism):
             raise MechanismError(f"{type(self).__name__}: {exc} (Gaussian noise needs δ > 0)") from None
         super().__init__(epsilon, delta, **kwargs)
         self.learning_rate = None if learning_rate is None else positive_setting(learning_rate, "learning_rate")
-        self.clip = None if clip is None else positive_setting(clip, "clip")
+        self.adaptive, self.clip = self._check_clip(self.default_clip if clip is None else clip)
         self.output: Output = _check_output(output)
+
+    def _check_clip(self, clip: object) -> tuple[bool, float | None]:
+        """(adaptive?, fixed clip or None for C = L) from the ``clip`` setting."""
+        if clip == "lipschitz":
+            return False, None
+        if clip == "adaptive":
+            return True, None
+        if isinstance(clip, str):
+            raise MechanismError(f"clip must be a positive number, 'lipschitz' or 'adaptive', got {clip!r}")
+        return False, positive_setting(clip, "clip")
 
     # -- public checks ----------------------------------------------------------------
     def _check_problem(self, problem: Problem) -> float:
@@ -227,10 +285,10 @@ class _GradientMechanism(Mechanism):
         plan = self.plan(problem)
 
         def work(rng: np.random.Generator) -> Outcome:
-            return Outcome(self._iterate(problem, plan, rng))
+            return self._iterate(problem, plan, rng)
 
         return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
 
     def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
                         rng: np.random.Generator) -> np.ndarray:
@@ -238,23 +296,45 @@ class _GradientMechanism(Mechanism):
         n = clipped.loss.data.n
         return (clipped(theta) * n + gaussian_noise(rng, plan.sigma, theta.shape[0])) / n
 
-    def _iterate(self, problem: Problem, plan: GradientPlan, rng: np.random.Generator) -> np.ndarray:
+    def _iterate(self, problem: Problem, plan: GradientPlan, rng: np.random.Generator) -> Outcome:
         clipped = ClippedGradient(problem.loss, norm=2, bound=plan.clip)
         eta, lam, l1 = plan.learning_rate, problem.l2_weight, problem.l1_weight
         theta = plan.start.copy()
         total = np.zeros_like(theta)
-        for _ in range(plan.steps):
-            g = self._noisy_gradient(clipped, theta, plan, rng)
+        bound = plan.clip
+        for _ in counted(plan.steps, f"{self.name} iterations"):
+            if plan.adaptive is None:
+                g = self._noisy_gradient(clipped, theta, plan, rng)
+            else:
+                g, bound_next = self._adaptive_gradient(clipped, theta, plan, bound, rng)
+                g *= plan.clip / bound  # the step of length η C_0 (module docstring)
+                bound = bound_next
             if lam:
                 g = g + lam * theta
             theta = composite_prox(problem.constraint, l1, theta - eta * g, eta)
             total += theta
-        return theta if self.output == "last" else total / plan.steps
+        out = theta if self.output == "last" else total / plan.steps
+        return Outcome(out, details={} if plan.adaptive is None else {"clip_final": bound})
+
+    @staticmethod
+    def _adaptive_gradient(clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan, bound: float,
+                           rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        """One adaptive-clipping step: the noisy average gradient clipped to ``bound`` and the
+        next bound from the noisy count of unclipped examples (Andrew et al. 2021, Alg. 1)."""
+        ad = plan.adaptive
+        assert ad is not None
+        n = clipped.loss.data.n
+        total, count = clipped.sum_and_count(theta, bound)
+        noise_sd = plan.sigma * bound / plan.clip  # σ_t = z C_t
+        g = (total + gaussian_noise(rng, noise_sd, theta.shape[0])) / n
+        fraction = (count + float(gaussian_noise(rng, ad.count_sigma, 1)[0])) / n
+        step = bound * math.exp(-ad.rate * (fraction - ad.quantile))
+        return g, min(max(step, ad.floor), plan.clip)
 
     def _parameters(self, plan_steps: int, eta: float, clip: float, sigma: float, accountant: str,
                     lipschitz: float) -> dict[str, Any]:
         return {
-            "steps": plan_steps, "learning_rate": eta, "clip_l2": clip, "lipschitz_l2": lipschitz,
+            "steps": plan_steps, "learning_rate": eta, "clip": "fixed", "clip_l2": clip, "lipschitz_l2": lipschitz,
             "sigma": sigma, "noise_multiplier": sigma / clip, "accountant": accountant,
             "output": self.output, "neighbouring": "replace-one",
         }
@@ -300,18 +380,35 @@ class DPGradientDescent(_GradientMechanism):
     name = "DPGradientDescent"
     theorem = "BST14 Alg. 1 (full batch); exact μ-GDP composition (Dong–Roth–Su 2022, Cor. 3.3)"
 
-    def __init__(self, epsilon: float, delta: float, *, accountant: str = "analytic", **kwargs: Any) -> None:
+    default_clip = "adaptive"
+
+    def __init__(self, epsilon: float, delta: float, *, accountant: str = "analytic",
+                 clip_quantile: float = ADAPTIVE_QUANTILE, clip_rate: float = ADAPTIVE_RATE,
+                 clip_share: float = ADAPTIVE_SHARE, **kwargs: Any) -> None:
         if accountant not in ("analytic", "pld"):
             raise MechanismError(f"accountant must be 'analytic' or 'pld', got {accountant!r}")
         super().__init__(epsilon, delta, **kwargs)
         self.accountant = accountant
+        self.clip_quantile = _open_unit(clip_quantile, "clip_quantile")
+        self.clip_rate = positive_setting(clip_rate, "clip_rate")
+        self.clip_share = _open_unit(clip_share, "clip_share")
 
     def plan(self, problem: Problem) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
-        sigma = gaussian_sigma_for_composition(2.0 * clip, steps, self.epsilon, self.delta, self.accountant)
-        params = self._parameters(steps, eta, clip, sigma, self.accountant, lipschitz)
-        params["gdp_mu"] = 2.0 * clip * math.sqrt(steps) / sigma
-        return GradientPlan(steps, eta, clip, sigma, 1.0, self._start(problem), params)
+        if not self.adaptive:
+            sigma = gaussian_sigma_for_composition(2.0 * clip, steps, self.epsilon, self.delta, self.accountant)
+            params = self._parameters(steps, eta, clip, sigma, self.accountant, lipschitz)
+            params["gdp_mu"] = 2.0 * clip * math.sqrt(steps) / sigma
+            return GradientPlan(steps, eta, clip, sigma, 1.0, self._start(problem), params)
+        unit = gaussian_sigma_for_composition(1.0, steps, self.epsilon, self.delta, self.accountant)
+        z = 2.0 * unit / math.sqrt(1.0 - self.clip_share)
+        adaptive = AdaptiveClip(self.clip_quantile, self.clip_rate, unit / math.sqrt(self.clip_share),
+                                ADAPTIVE_FLOOR * clip)
+        params = self._parameters(steps, eta, clip, z * clip, self.accountant, lipschitz)
+        params.update(clip="adaptive", clip_quantile=adaptive.quantile, clip_rate=adaptive.rate,
+                      clip_share=self.clip_share, count_sigma=adaptive.count_sigma, clip_floor=adaptive.floor,
+                      gdp_mu=math.sqrt(steps) / unit)
+        return GradientPlan(steps, eta, clip, z * clip, 1.0, self._start(problem), params, adaptive)
 
     def gdp_mu(self, problem: Problem) -> float:
         """The run's exact μ-GDP parameter (public; used by :class:`~dpopt.PrivateSelection`)."""
@@ -347,6 +444,10 @@ class DPSGD(_GradientMechanism):
         except PrivacyParameterError as exc:
             raise MechanismError(str(exc)) from None
         super().__init__(epsilon, delta, **kwargs)
+        if self.adaptive:
+            raise MechanismError("DPSGD does not implement clip='adaptive' (the noisy count would need the "
+                                 "subsampled accounting of Andrew et al. 2021); use DPGradientDescent or a "
+                                 "fixed clip")
 
     def plan(self, problem: Problem) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)

@@ -76,6 +76,7 @@ from dpopt.modeling.problem import Problem
 from dpopt.privacy.accountant import check_steps, gaussian_sigma_for_composition, paper_sigma
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.sampling import gaussian_noise
+from dpopt.progress import counted
 
 __all__ = ["MirrorPlan", "PrivateMirrorDescent", "theorem_steps"]
 
@@ -301,7 +302,7 @@ class PrivateMirrorDescent(Mechanism):
             return Outcome(theta, details=counts)  # the counts depend on the data: diagnostics only
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
 
     def _iterate(self, problem: Problem, plan: MirrorPlan, rng: np.random.Generator,
                  program: BregmanProgram | None, backend: Any, options: SolveOptions | None,
@@ -327,7 +328,7 @@ class PrivateMirrorDescent(Mechanism):
 
         point = mirror(np.zeros(problem.dim), None)  # θ₁ = argmin_C Ψ
         total = np.zeros(problem.dim)
-        for _ in range(plan.steps):
+        for _ in counted(plan.steps, "mirror descent iterations"):
             theta = point.theta
             total += theta
             g = gradient(theta) + gaussian_noise(rng, sigma, problem.dim)

@@ -34,6 +34,7 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import UncertifiedOracleError
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
 from dpopt.privacy.rng import make_rng
+from dpopt.progress import private_run
 
 if TYPE_CHECKING:
     from dpopt.mechanisms.base import Mechanism
@@ -72,7 +73,7 @@ class Outcome:
 
 def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outcome], *, problem: str,
                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool = False,
-                notes: tuple[str, ...] = ()) -> Release:
+                notes: tuple[str, ...] = (), feature_names: tuple[str, ...] = ()) -> Release:
     """Charge, run ``work`` on the data, and build the release (module docstring).
 
     Parameters
@@ -92,13 +93,16 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
         UncertifiedOracleError's ``diagnostics``).
     notes : tuple of str
         Public notes known before the run (e.g. a time limit's condition).
+    feature_names : tuple of str
+        Public names of θ's coordinates (``problem.feature_names``), carried into the release.
     """
     mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
     rng, seed_info = make_rng(seed)
     with mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
                                 mechanism=mechanism.name) as spend:
         try:
-            outcome = work(rng)
+            with private_run(mechanism.name, diagnostics=keep_diagnostics):  # what a display may show
+                outcome = work(rng)
         except UncertifiedOracleError as exc:
             if not keep_diagnostics:
                 exc.diagnostics = None
@@ -110,5 +114,5 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
         theta=np.asarray(outcome.theta, dtype=np.float64), epsilon=mechanism.epsilon, delta=mechanism.delta,
         mechanism=f"{mechanism.name} [{mechanism.theorem}]", parameters={**parameters, **outcome.parameters},
         oracle_calls=outcome.calls, seed=seed_info, private=outcome.private, problem=problem,
-        notes=(*notes, *outcome.notes), diagnostics=diagnostics,
+        notes=(*notes, *outcome.notes), feature_names=tuple(feature_names), diagnostics=diagnostics,
     )

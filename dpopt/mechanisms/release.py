@@ -141,6 +141,9 @@ class Release:
         A summary of the problem (shapes and declarations, no data values).
     notes : tuple of str
         Public remarks (conditions of the guarantee).
+    feature_names : tuple of str
+        The public names of θ's coordinates (from the dataset's schema or declared names;
+        empty when there are none), in ``to_dict()`` when non-empty.
     diagnostics : Diagnostics or None
         Only with ``keep_diagnostics=True``: **not private**.  Excluded from the repr,
         equality, pickling, :meth:`to_dict` and :meth:`to_json`.
@@ -156,6 +159,7 @@ class Release:
     private: bool = True
     problem: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    feature_names: tuple[str, ...] = ()
     diagnostics: Diagnostics | None = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -195,6 +199,7 @@ class Release:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of the public record (never the diagnostics)."""
+        names = {"feature_names": list(self.feature_names)} if self.feature_names else {}
         return _jsonable({
             "theta": self.theta,
             "epsilon": self.epsilon,
@@ -207,6 +212,7 @@ class Release:
             "seed": self.seed.to_dict(),
             "oracle_calls": [c.to_dict() for c in self.oracle_calls],
             "notes": list(self.notes),
+            **names,
         })
 
     def to_json(self, **kwargs: Any) -> str:

@@ -306,7 +306,7 @@ class PrivateSelection(Mechanism):
             return self._select(rng, built, solver=solver, threads=threads, keep_diagnostics=keep_diagnostics)
 
         return run_private(self, work, problem=summary, parameters=self._parameters(), seed=seed,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, feature_names=built[0][1].feature_names)
 
     def _noisy_score(self, rng: np.random.Generator, theta: np.ndarray, data: Dataset) -> tuple[float, float]:
         """(exact, noisy) score of one run; the noise is Q's score share."""

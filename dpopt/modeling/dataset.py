@@ -7,6 +7,11 @@ from these declared bounds, never from the data.  Rows outside the bounds are
 clipped (``clip=True``, the default) or, on request, refused; messages never contain data values or
 data-dependent counts.
 
+Tables come in through :meth:`Dataset.from_frame` and :meth:`Dataset.from_csv`: every
+column is read through its public declaration in a schema, the label through declared
+classes, with explicit, private-safe policies for values outside the declarations
+(``unseen="zero"``, ``unknown_label="negative"``) and an optional declared intercept.
+
 A dataset may also carry a :class:`~dpopt.modeling.schema.Schema` (the declared type,
 bounds and grid of every column).  Its rows are then mapped onto the declaration row by
 row (never refused for their values), and the row-norm bound defaults to the one the
@@ -15,13 +20,14 @@ declaration implies.  The 0/1 loss and its MIP oracles need a schema.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
-from dpopt.modeling.schema import Schema
+from dpopt.modeling.schema import UNSEEN_POLICIES, Categorical, Schema
 
 Norm = Literal[1, 2, "inf"]
 _NORMS: dict[object, float] = {1: 1.0, 2: 2.0, "inf": np.inf, np.inf: np.inf, float("inf"): np.inf}
@@ -67,6 +73,22 @@ def _as_finite_array(a: object, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
+def clip_rows(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
+    """X with every row whose ``norm``-norm exceeds ``bound`` scaled onto it (a per-row map).
+
+    Rows within the bound (up to a relative 1e-12) are returned unchanged; the input is
+    not modified.  The bound is a declaration, never read from the data.
+    """
+    order = norm_order(norm)
+    norms = np.linalg.norm(X, ord=order, axis=1)
+    over = norms > bound * (1 + 1e-12)
+    if not over.any():
+        return X
+    out = np.array(X, dtype=np.float64)
+    out[over] *= (bound / norms[over])[:, None]
+    return out
+
+
 def _check_bound(value: float | None, name: str, *, required: bool) -> float | None:
     if value is None:
         if required:
@@ -108,6 +130,10 @@ class Dataset:
         values.  If an explicit ``x_bound`` is smaller than the schema's bound and
         ``clip=True`` scales a row, that row leaves the grid; the 0/1 loss then reads it
         rounded back onto the grid (:meth:`Schema.to_integers`).
+    feature_names : sequence of str, optional
+        Public names of the columns of ``X`` (default: the schema's expanded names, or none).
+        They travel into every :class:`~dpopt.mechanisms.release.Release` of a problem on
+        this dataset (``release.feature_names``).
 
     Notes
     -----
@@ -123,6 +149,7 @@ class Dataset:
     y_bound: float | None = None
     clip: bool = True
     schema: Schema | None = None
+    feature_names: tuple[str, ...] = ()
     _order: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -143,6 +170,7 @@ class Dataset:
         xb = _check_bound(xb_declared, "x_bound", required=True)
         assert xb is not None
         yb = _check_bound(self.y_bound, "y_bound", required=False)
+        object.__setattr__(self, "feature_names", self._names(X.shape[1]))
         X = self._enforce_rows(X, order, xb)
         y = self._enforce_labels(y, yb)
         X.setflags(write=False)
@@ -154,19 +182,26 @@ class Dataset:
         object.__setattr__(self, "x_norm", "inf" if order == np.inf else int(order))
         object.__setattr__(self, "_order", order)
 
+    def _names(self, d: int) -> tuple[str, ...]:
+        names = self.feature_names
+        if isinstance(names, str) or not all(isinstance(v, str) for v in names):
+            raise ModelError("feature_names must be a sequence of strings")
+        names = tuple(names)
+        if not names and self.schema is not None:
+            names = tuple(self.schema.feature_names)
+        if names and len(names) != d:
+            raise ModelError(f"feature_names has {len(names)} names for {d} columns")
+        return names
+
     def _enforce_rows(self, X: np.ndarray, order: float, bound: float) -> np.ndarray:
-        norms = np.linalg.norm(X, ord=order, axis=1)
-        over = norms > bound * (1 + 1e-12)
-        if not over.any():
-            return X
-        if not self.clip:
+        if self.clip:
+            return clip_rows(X, bound, "inf" if order == np.inf else int(order))
+        if np.any(np.linalg.norm(X, ord=order, axis=1) > bound * (1 + 1e-12)):
             raise DataError(
                 f"some rows of X exceed the declared x_bound={bound} in the "
                 f"{self.x_norm}-norm; pass clip=True to scale them onto the bound "
                 "or declare a larger bound"
             )
-        X = X.copy()
-        X[over] *= (bound / norms[over])[:, None]
         return X
 
     def _enforce_labels(self, y: np.ndarray, bound: float | None) -> np.ndarray:
@@ -235,39 +270,103 @@ class Dataset:
 
     def _like(self, X: np.ndarray, y: np.ndarray) -> Dataset:
         return Dataset(X, y, x_bound=self.x_bound, x_norm=self.x_norm, y_bound=self.y_bound, clip=self.clip,
-                       schema=self.schema)
+                       schema=self.schema, feature_names=self.feature_names)
 
     @classmethod
-    def from_frame(cls, frame: Any, label: str, *, schema: Schema, positive: Any = None,
-                   **bounds: Any) -> Dataset:
+    def from_frame(cls, frame: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
+                   positive: Any = None, intercept: bool = False, unseen: str = "zero",
+                   unknown_label: str = "negative", **bounds: Any) -> Dataset:
         """A dataset from a table (pandas DataFrame or mapping of column → 1-D array).
+
+        Every choice is a public declaration: the columns and their bounds, grids and
+        categories (``schema``), the label's classes, the policies for values outside them.
+        No row is refused for its values under the defaults.
 
         Parameters
         ----------
         frame : DataFrame or mapping
-            Holds every column ``schema`` declares (encoded with :meth:`Schema.encode`)
-            and the label column.
-        label : str
-            The label column.
+            Holds every column ``schema`` declares (encoded with :meth:`Schema.encode`; extra
+            columns are ignored) and the label column.
         schema : Schema
             The declaration of the feature columns.
+        label : str
+            The label column.
+        classes : sequence of two values, optional
+            Classification: ``[negative, positive]``, mapped to −1 and +1.  Without ``classes``
+            (and ``positive``) the label is numeric (regression; declare ``y_bound``).
         positive : optional
-            If given, labels equal to it become +1 and every other label −1; otherwise the
-            label column must be numeric.
+            Shorthand for one-vs-rest labels: this value → +1, every other value → −1.
+        intercept : bool, default False
+            Append a constant-1 column ``"intercept"`` (:meth:`Schema.with_intercept`); the
+            dataset's schema then declares it, so the default row bound counts it (an explicit
+            ``x_bound`` must account for it too).
+        unseen : {"zero", "error"}
+            A categorical value outside its declared categories: the all-zero block
+            (default, private) or a DataError (checks your own table; not private).
+        unknown_label : {"negative", "error"}
+            A label outside ``classes`` (or missing): the negative class −1 (default: a private
+            run is never refused because of one row), or a DataError naming no value (checks
+            your own table; whether it is raised depends on the data, so not private).
         **bounds
-            ``x_bound``, ``x_norm``, ``y_bound``, ``clip`` as for :class:`Dataset`.
+            ``x_bound``, ``x_norm``, ``y_bound``, ``clip``, ``feature_names`` as for :class:`Dataset`.
+
+        Raises
+        ------
+        ModelError
+            For a bad declaration (no Schema, classes not two distinct values, unknown policy).
+        DataError
+            A column is missing, a numeric column is not numeric or holds NaN/inf, or a value
+            outside its declaration under an ``"error"`` policy (messages name no value).
         """
-        if not isinstance(schema, Schema):
-            raise ModelError("Dataset.from_frame needs a dpopt Schema (schema=...)")
+        schema, pair = _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        X = schema.encode(frame, unseen=unseen)
         try:
             raw = np.asarray(frame[label])
         except (KeyError, IndexError, TypeError):
             raise DataError(f"the table has no label column {label!r}") from None
-        if positive is not None:
-            y: np.ndarray = np.where(np.array([v == positive for v in raw.tolist()], dtype=bool), 1.0, -1.0)
-        else:
-            y = np.asarray(raw)
-        return cls(schema.encode(frame), y, schema=schema, **bounds)
+        if raw.ndim != 1:
+            raise DataError(f"the label column {label!r} must be 1-D")
+        y = raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
+        return cls(X, y, schema=schema, **bounds)
+
+    @classmethod
+    def from_csv(cls, path: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
+                 positive: Any = None, intercept: bool = False, unseen: str = "zero",
+                 unknown_label: str = "negative", x_bound: float | None = None, x_norm: Norm = 2,
+                 y_bound: float | None = None, clip: bool = True, **read_csv: Any) -> Dataset:
+        """A dataset from a CSV file, read with ``pandas.read_csv`` (see :meth:`from_frame`).
+
+        Parameters
+        ----------
+        path : str, path or file-like
+            The CSV file.
+        schema, label, classes, positive, intercept, unseen, unknown_label
+            As for :meth:`from_frame`.
+        x_bound, x_norm, y_bound, clip
+            As for :class:`Dataset`.
+        **read_csv
+            Passed to ``pandas.read_csv`` (``sep``, ``skipinitialspace``, ``na_values``, ...).
+            Unless ``dtype`` is given, categorical columns whose declared categories are all
+            strings (and the label, when the classes are strings) are read as text, so a
+            category such as ``"1"`` is not turned into the number 1.
+
+        Examples
+        --------
+        >>> schema = Schema({"age": Numeric(17, 90, grid=1), "sex": Categorical(["F", "M"])})
+        >>> data = Dataset.from_csv("people.csv", schema, label="income",
+        ...                         classes=["<=50K", ">50K"], intercept=True)  # doctest: +SKIP
+        """
+        import pandas as pd
+
+        _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        read_csv.setdefault("dtype", _text_columns(schema, label, classes, positive))
+        try:
+            frame = pd.read_csv(path, **read_csv)
+        except FileNotFoundError:
+            raise DataError(f"no such CSV file: {path!s}") from None
+        return cls.from_frame(frame, schema, label, classes=classes, positive=positive, intercept=intercept,
+                              unseen=unseen, unknown_label=unknown_label, x_bound=x_bound, x_norm=x_norm,
+                              y_bound=y_bound, clip=clip)
 
     def __repr__(self) -> str:
         extra = "" if self.schema is None else f", schema={self.schema!r}"
@@ -275,3 +374,71 @@ class Dataset:
             f"Dataset(n={self.n}, d={self.n_features}, x_bound={self.x_bound}, "
             f"x_norm={self.x_norm}, y_bound={self.y_bound}{extra})"
         )
+
+
+#: the policies for a label outside the declared classes (:meth:`Dataset.from_frame`)
+UNKNOWN_LABEL_POLICIES = ("negative", "error")
+
+
+def _table_declarations(schema: object, label: object, classes: Sequence[Any] | None, positive: Any,
+                        intercept: object, unseen: object, unknown_label: object,
+                        ) -> tuple[Schema, tuple[Any, Any] | None]:
+    """Check a table's public declarations (before any value is read); the schema to use and
+    the (negative, positive) pair of classes, if any."""
+    if not isinstance(schema, Schema):
+        raise ModelError(f"reading a table needs a dpopt Schema, got {type(schema).__name__}")
+    if not isinstance(label, str):
+        raise ModelError(f"label must be the name of the label column, got {label!r}")
+    if unseen not in UNSEEN_POLICIES:
+        raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {unseen!r}")
+    if unknown_label not in UNKNOWN_LABEL_POLICIES:
+        raise ModelError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}, got {unknown_label!r}")
+    if not isinstance(intercept, bool):
+        raise ModelError(f"intercept must be True or False, got {intercept!r}")
+    pair: tuple[Any, Any] | None = None
+    if classes is not None:
+        if positive is not None:
+            raise ModelError("give classes=[negative, positive] or positive=..., not both")
+        if isinstance(classes, (str, bytes)) or len(list(classes)) != 2:
+            raise ModelError("classes must be a sequence of two values: [negative, positive]")
+        neg, pos = list(classes)
+        if _equal(neg, pos):
+            raise ModelError("the two classes must differ")
+        pair = (neg, pos)
+    if label in {name for name, _ in schema.columns}:
+        raise ModelError(f"the label {label!r} is also a declared feature column")
+    return (schema.with_intercept() if intercept else schema), pair
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,
+                  unknown_label: str) -> np.ndarray:
+    """±1 labels: ``pair`` = (negative, positive), or one-vs-rest for ``positive``."""
+    values = raw.tolist()
+    if pair is None:
+        return np.array([1.0 if _equal(v, positive) else -1.0 for v in values])
+    neg, pos = pair
+    is_pos = np.array([_equal(v, pos) for v in values], dtype=bool)
+    if unknown_label == "error":
+        is_neg = np.array([_equal(v, neg) for v in values], dtype=bool)
+        if not np.all(is_pos | is_neg):
+            raise DataError("the label column holds a value outside the declared classes (or a missing "
+                            "one); unknown_label='error' checks your own table and is not private — a "
+                            "private run uses unknown_label='negative'")
+    return np.where(is_pos, 1.0, -1.0)
+
+
+def _text_columns(schema: Schema, label: str, classes: Sequence[Any] | None, positive: Any) -> dict[str, type]:
+    """Columns pandas should read as text: categoricals (and the label) declared with strings."""
+    dtype: dict[str, type] = {name: str for name, spec in schema.columns
+                              if isinstance(spec, Categorical) and all(isinstance(c, str) for c in spec.categories)}
+    declared = list(classes) if classes is not None else ([positive] if positive is not None else [])
+    if declared and all(isinstance(c, str) for c in declared):
+        dtype[label] = str
+    return dtype

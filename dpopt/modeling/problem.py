@@ -83,6 +83,13 @@ class Problem:
         return self.loss.data.n
 
     @property
+    def feature_names(self) -> tuple[str, ...]:
+        """Public names of θ's coordinates: the dataset's feature names when θ has one per
+        column (a schema's expanded names, or names declared on the Dataset), else ()."""
+        names = tuple(getattr(self.loss.data, "feature_names", ()))
+        return names if len(names) == self.dim else ()
+
+    @property
     def regularizers(self) -> tuple[L2Squared | L1Norm | SubmodularNorm, ...]:
         return self.regularizer  # type: ignore[return-value]
 

@@ -2,8 +2,9 @@
 
 A :class:`Schema` states, for every column of the features, what values it may take:
 ``Numeric(low, high, grid=...)`` (a bounded column on the grid ``low + k·grid``),
-``Binary()`` (0 or 1) or ``Categorical(categories)`` (one-hot, one column per declared
-category).  Everything dpopt decides before or around the data — the integer scaling
+``Binary()`` (0 or 1), ``Categorical(categories)`` (one-hot, one column per declared
+category) or ``Intercept()`` (the constant 1, never read from the table; see
+:meth:`Schema.with_intercept`).  Everything dpopt decides before or around the data — the integer scaling
 of the 0/1-loss MIPs, their coefficient limits, the grouped backend's column split and
 size limits, the declared row-norm bound — is computed from these declarations, never
 from the values (issue 10, item 1: a decision read off the data is a bit outside the
@@ -13,7 +14,8 @@ Rows are mapped onto the declaration *row by row* (:meth:`Schema.map_rows`): a v
 the grid is rounded to the nearest grid point, a value out of bounds is clipped, a broken
 one-hot block becomes a valid one.  Mapping never refuses a row for its values; the only
 refusals are a wrong shape, a non-numeric dtype and NaN/inf, and their messages name no
-value.
+value.  (:meth:`Schema.encode` can also refuse a categorical value outside the
+declaration, with ``unseen="error"``: a check of one's own table, not private.)
 
 On the mapped data every entry is an exact rational with the common denominator
 :attr:`Schema.scale` ``s``, so ``A = s·X`` is an integer matrix (:meth:`Schema.to_integers`,
@@ -68,6 +70,42 @@ def _finite(value: object, what: str) -> Fraction:
         return Fraction(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, ZeroDivisionError):
         raise ModelError(f"{what} must be a finite number, got {value!r}") from None
+
+
+def _same(value: object, category: object) -> bool:
+    """value == category as a plain bool (False for values that do not compare, e.g. NaN)."""
+    try:
+        return bool(value == category)
+    except (TypeError, ValueError):
+        return False
+
+
+def _infer_spec(name: str, col: Any, steps: int, max_categories: int) -> Spec:
+    """The draft spec of one column from its values (Schema.infer_from_frame; not private)."""
+    values = np.asarray(col)
+    if values.dtype == bool:
+        return Binary()
+    if np.issubdtype(values.dtype, np.number):
+        finite = values[np.isfinite(values.astype(np.float64))].astype(np.float64)
+        if finite.size == 0:
+            raise ModelError(f"column {name!r} has no finite value to draft a Numeric from")
+        distinct = np.unique(finite)
+        if set(distinct.tolist()) <= {0.0, 1.0}:
+            return Binary()
+        low, high = float(distinct[0]), float(distinct[-1])
+        if low == high:
+            raise ModelError(f"column {name!r} is constant; declare it by hand")
+        if np.all(distinct == np.round(distinct)):
+            return Numeric(int(low), int(high), grid=1)
+        lo = Fraction(low).limit_denominator(MAX_DENOMINATOR)
+        lo = lo if lo <= low else lo - Fraction(1, MAX_DENOMINATOR)
+        grid = Fraction((high - float(lo)) / steps).limit_denominator(MAX_DENOMINATOR)
+        return Numeric(lo, high, grid=max(grid, Fraction(1, MAX_DENOMINATOR)))
+    present = sorted({v for v in values.tolist() if v is not None and v == v}, key=str)
+    if len(present) > max_categories:
+        raise ModelError(f"column {name!r} has more than {max_categories} distinct values; "
+                         "declare it by hand (or raise max_categories)")
+    return Categorical(present)
 
 
 def _text(f: Fraction) -> str:
@@ -194,7 +232,35 @@ class Categorical:
         return f"Categorical({list(self.categories)!r})"
 
 
-Spec = Numeric | Binary | Categorical
+@dataclass(frozen=True)
+class Intercept:
+    """A constant column equal to 1 (the intercept), never read from the table.
+
+    Declaring it in the schema (usually through :meth:`Schema.with_intercept`) makes every
+    public fact account for it: it is one more expanded column, :meth:`Schema.map_rows` sets
+    it to 1 in every row whatever the input holds, and :meth:`Schema.row_norm_bound` counts
+    its 1 (ℓ2: √(B² + 1) for a bound B of the other columns).  It is declared 0/1 (a constant
+    1 is a binary value) with a single possible value.
+    """
+
+    kind = "intercept"
+
+    @property
+    def width(self) -> int:
+        return 1
+
+    def column_names(self, name: str) -> list[str]:
+        return [name]
+
+    def __repr__(self) -> str:
+        return "Intercept()"
+
+
+Spec = Numeric | Binary | Categorical | Intercept
+#: the policies of :meth:`Schema.encode` for a categorical value outside the declared categories
+UNSEEN_POLICIES = ("zero", "error")
+#: the default name of the intercept column (:meth:`Schema.with_intercept`)
+INTERCEPT = "intercept"
 
 
 @dataclass(frozen=True)
@@ -216,8 +282,9 @@ class Schema:
     Parameters
     ----------
     columns : mapping or sequence of (name, spec)
-        Column name → :class:`Numeric`, :class:`Binary` or :class:`Categorical`, in column
-        order (a dict keeps insertion order).  Names are strings (pandas column names).
+        Column name → :class:`Numeric`, :class:`Binary`, :class:`Categorical` or
+        :class:`Intercept`, in column order (a dict keeps insertion order).  Names are
+        strings (pandas column names).
 
     Raises
     ------
@@ -243,8 +310,8 @@ class Schema:
             name, spec = item
             if not isinstance(name, str) or not name:
                 raise ModelError(f"column names must be non-empty strings, got {name!r}")
-            if not isinstance(spec, (Numeric, Binary, Categorical)):
-                raise ModelError(f"column {name!r}: the spec must be Numeric, Binary or Categorical, "
+            if not isinstance(spec, (Numeric, Binary, Categorical, Intercept)):
+                raise ModelError(f"column {name!r}: the spec must be Numeric, Binary, Categorical or Intercept, "
                                  f"got {type(spec).__name__}")
             names.append(name)
         if len(set(names)) != len(names):
@@ -259,6 +326,64 @@ class Schema:
             raise ModelError(f"Schema.uniform needs a positive integer d, got {d!r}")
         return cls([(f"{prefix}{j}", spec) for j in range(int(d))])
 
+    def with_intercept(self, name: str = INTERCEPT) -> Schema:
+        """This schema with a constant-1 :class:`Intercept` column ``name`` appended.
+
+        Returns the schema itself when it already declares an intercept.  The new schema's
+        :meth:`row_norm_bound` accounts for the constant (a declared fact, not read from data).
+        """
+        if self.has_intercept:
+            return self
+        return Schema([*self._items, (name, Intercept())])
+
+    @property
+    def has_intercept(self) -> bool:
+        """True when a column is declared :class:`Intercept`."""
+        return any(isinstance(spec, Intercept) for _, spec in self._items)
+
+    @classmethod
+    def infer_from_frame(cls, frame: Any, *, exclude: Sequence[str] = (), steps: int = 1000,
+                         max_categories: int = 50) -> Schema:
+        """A *draft* schema read off a table's values — **not private**; review and replace it.
+
+        Everything in the draft comes from the data: the categories are the values present,
+        the numeric bounds the observed min and max.  A schema built this way leaks those
+        values into every bound and sensitivity computed from it, so a private run must use a
+        schema of public facts (documented ranges, code lists) instead.  Use the draft only
+        to see the shape of a declaration, then write the public one by hand.  A
+        :class:`UserWarning` says so on every call.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            The table.
+        exclude : sequence of str
+            Columns to leave out (e.g. the label).
+        steps : int
+            Numeric columns get the grid ``(max − min)/steps`` (integer columns grid 1).
+        max_categories : int
+            A non-numeric column with more distinct values is refused (ModelError).
+
+        Returns
+        -------
+        Schema
+            Bool or two-valued 0/1 columns → :class:`Binary`; other numeric columns →
+            :class:`Numeric` over the observed range; others → :class:`Categorical` of the
+            observed values (sorted by their text; missing values left out).
+        """
+        import warnings
+
+        warnings.warn("Schema.infer_from_frame reads the data: the draft's categories and bounds are "
+                      "NOT private; review it and declare public values before a private run",
+                      UserWarning, stacklevel=2)
+        if not hasattr(frame, "columns"):
+            raise ModelError("Schema.infer_from_frame needs a pandas DataFrame")
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ModelError(f"steps must be a positive integer, got {steps!r}")
+        columns = [(str(name), _infer_spec(str(name), frame[name], steps, max_categories))
+                   for name in frame.columns if name not in set(exclude)]
+        return cls(columns)
+
     # ---- declarations -------------------------------------------------------------------
     def _build(self) -> tuple[int, _Columns]:
         lows: list[Fraction] = []
@@ -270,6 +395,11 @@ class Schema:
                 lows.append(spec.low)
                 grids.append(spec.grid)
                 steps.append(spec.steps)
+                continue
+            if isinstance(spec, Intercept):  # the single grid point 1: mapping sets it to 1
+                lows.append(Fraction(1))
+                grids.append(Fraction(1))
+                steps.append(0)
                 continue
             if isinstance(spec, Categorical):
                 blocks.append(np.arange(len(lows), len(lows) + spec.width))
@@ -438,27 +568,40 @@ class Schema:
         """
         return self.to_integers(X).astype(np.float64) / float(self._scale)
 
-    def encode(self, table: object) -> np.ndarray:
+    def encode(self, table: object, *, unseen: str = "zero") -> np.ndarray:
         """The expanded, mapped feature matrix of a table.
 
         Parameters
         ----------
         table : pandas.DataFrame, mapping of name → 1-D array, or array (n, n_features)
-            A table needs every declared column (extra columns are ignored); a categorical
-            value that is not declared (or missing) gives the all-zero block.  An array is
-            taken as already expanded.
+            A table needs every declared column (extra columns are ignored; an
+            :class:`Intercept` column is never read, it is 1).  An array is taken as
+            already expanded.
+        unseen : {"zero", "error"}
+            What a categorical value that is not declared (or missing) becomes.
+            ``"zero"`` (default): the all-zero block — no row is ever refused for its
+            values, so this is the policy of a private pipeline.  ``"error"``: a
+            :class:`~dpopt.errors.DataError` naming the column but not the value; whether it
+            is raised depends on the data, so it is for checking one's own table, **not
+            private**.
 
         Raises
         ------
         DataError
             A declared column is missing, columns differ in length, a numeric column is not
-            numeric or holds NaN/inf, or an array has the wrong shape.
+            numeric or holds NaN/inf, an array has the wrong shape, or (``unseen="error"``
+            only) a categorical value is not declared.
         """
+        if unseen not in UNSEEN_POLICIES:
+            raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {unseen!r}")
         if isinstance(table, np.ndarray) or (not isinstance(table, Mapping) and not hasattr(table, "columns")):
             return self.map_rows(table)
-        parts: list[np.ndarray] = []
+        parts: list[np.ndarray | None] = []
         n: int | None = None
         for name, spec in self._items:
+            if isinstance(spec, Intercept):
+                parts.append(None)
+                continue
             try:
                 col = np.asarray(table[name])  # type: ignore[index]
             except (KeyError, IndexError):
@@ -466,14 +609,23 @@ class Schema:
             if col.ndim != 1 or (n is not None and col.shape[0] != n):
                 raise DataError(f"column {name!r} must be 1-D with as many entries as the other columns")
             n = col.shape[0]
-            parts.append(self._encode_column(name, spec, col))
-        return self.map_rows(np.hstack(parts))
+            parts.append(self._encode_column(name, spec, col, unseen))
+        if n is None:
+            raise DataError("the schema declares no column read from the table (only intercepts)")
+        ones = np.ones((n, 1))
+        return self.map_rows(np.hstack([ones if p is None else p for p in parts]))
 
     @staticmethod
-    def _encode_column(name: str, spec: Spec, col: np.ndarray) -> np.ndarray:
+    def _encode_column(name: str, spec: Spec, col: np.ndarray, unseen: str = "zero") -> np.ndarray:
         if isinstance(spec, Categorical):
-            hits = [np.array([v == cat for v in col.tolist()], dtype=bool) for cat in spec.categories]
-            return np.column_stack(hits).astype(np.float64)
+            values = col.tolist()
+            hits = [np.array([_same(v, cat) for v in values], dtype=bool) for cat in spec.categories]
+            block = np.column_stack(hits)
+            if unseen == "error" and not block.any(axis=1).all():
+                raise DataError(f"column {name!r} holds a value that is not one of its declared categories "
+                                "(unseen='error' is a check of your own table, not private; a private run "
+                                "uses unseen='zero', which maps it to the all-zero block)")
+            return block.astype(np.float64)
         try:
             return col.astype(np.float64)[:, None]
         except (TypeError, ValueError):
@@ -490,4 +642,4 @@ class Schema:
         return f"Schema({{{cols}}})"
 
 
-__all__ = ["Binary", "Categorical", "Numeric", "Schema", "Spec"]
+__all__ = ["INTERCEPT", "Binary", "Categorical", "Intercept", "Numeric", "Schema", "Spec"]

@@ -19,11 +19,14 @@ from dpopt.privacy.calibration import (
 from dpopt.privacy.ledger import Charge, Ledger
 from dpopt.privacy.rng import SeedInfo, make_rng
 from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, l2_laplace_noise, laplace_noise
+from dpopt.privacy.sqlite_ledger import SQLiteLedger, StoredCharge
 
 __all__ = [
     "Charge",
     "Ledger",
+    "SQLiteLedger",
     "SeedInfo",
+    "StoredCharge",
     "check_epsilon_delta",
     "check_sensitivity",
     "gaussian_delta",

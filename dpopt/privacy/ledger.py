@@ -112,7 +112,9 @@ class Ledger:
     :meth:`_compose`.  A charge that would take ``spent`` above a budget is
     refused (:class:`~dpopt.errors.BudgetExceededError`) and nothing is recorded.
     A relative tolerance of 1e-12 lets a budget be spent exactly in pieces (ten
-    charges of 0.1 against a budget of 1.0).
+    charges of 0.1 against a budget of 1.0).  A ledger pickles with its charges (the
+    copy is independent; its lock is recreated).  For a budget shared by processes and
+    kept across runs, use :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`.
 
     Examples
     --------
@@ -128,6 +130,18 @@ class Ledger:
         self._epsilon_budget = _check_budget(epsilon_budget, "epsilon_budget", allow_zero=False)
         self._delta_budget = _check_budget(delta_budget, "delta_budget", allow_zero=True)
         self._charges: list[Charge] = []
+        self._lock = threading.Lock()
+
+    # -- pickling (the lock is per process) ---------------------------------------------
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        with self._lock:
+            state["_charges"] = list(self._charges)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     # -- composition ------------------------------------------------------------------

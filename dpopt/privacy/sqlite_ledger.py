@@ -1,0 +1,560 @@
+"""A privacy ledger that persists in an SQLite file, shared by processes.
+
+One file holds several *datasets*, each with its (ε, δ) budget and every charge
+made against it.  Two :class:`SQLiteLedger` objects on the same file and dataset —
+in one process or in many — see and respect each other's charges.
+
+Atomicity
+---------
+A charge is one SQLite transaction: ``BEGIN IMMEDIATE`` (the file's single write
+lock; other writers wait up to ``timeout`` seconds) → read the dataset's charges →
+check the budget with :meth:`Ledger._compose` and Ledger's relative tolerance →
+insert → ``COMMIT``.  Concurrent processes therefore cannot overspend together, and
+a charge is committed before :meth:`SQLiteLedger.spend` yields, i.e. before any data
+is touched.
+
+Status of a charge
+------------------
+``spend`` records its charge as ``pending``, then marks it ``released`` when the
+block ends normally, or ``withheld`` when the block calls :meth:`Spend.withhold` or
+raises.  A process killed inside the block leaves the row ``pending``; it counts as
+spent like every other row (charges are never refunded).  A stored charge's
+``released`` attribute is True only for status ``released``: a ``pending`` charge is
+not known to have been released.  :meth:`SQLiteLedger.history` and the
+:class:`StoredCharge` entries give the status itself.
+
+Only the time of the charge (taken before the data is touched) is stored; the time a
+block ended is not, since a run's duration can depend on the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import time as _time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from dpopt.errors import BudgetExceededError, LedgerError, PrivacyParameterError
+from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.ledger import Charge, Ledger, Spend, _check_budget, _fmt
+
+__all__ = ["SCHEMA_VERSION", "SQLiteLedger", "StoredCharge"]
+
+#: version of the file layout this module reads and writes (``meta`` table)
+SCHEMA_VERSION = 1
+Status = Literal["pending", "released", "withheld"]
+DEFAULT_TIMEOUT = 30.0
+_INIT_HINT = "dpopt ledger init FILE --dataset NAME --epsilon E --delta D"
+
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE datasets (name TEXT PRIMARY KEY, epsilon_budget REAL, delta_budget REAL, "
+    "created REAL NOT NULL)",
+    "CREATE TABLE charges (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "dataset TEXT NOT NULL REFERENCES datasets(name), epsilon REAL NOT NULL, delta REAL NOT NULL, "
+    "mechanism TEXT NOT NULL, label TEXT NOT NULL, parameters TEXT, time REAL NOT NULL, "
+    "status TEXT NOT NULL CHECK (status IN ('pending', 'released', 'withheld')))",
+    "CREATE INDEX charges_by_dataset ON charges (dataset, id)",
+)
+_COLUMNS = "id, dataset, epsilon, delta, label, mechanism, status, time, parameters"
+
+
+@dataclass(frozen=True)
+class StoredCharge(Charge):
+    """A :class:`~dpopt.privacy.ledger.Charge` read from (or written to) an SQLite ledger.
+
+    Attributes
+    ----------
+    id : int
+        The row id in the file (identifies the charge for :meth:`SQLiteLedger.mark_unreleased`).
+    status : {'pending', 'released', 'withheld'}
+        ``released`` is True only for ``'released'``.
+    dataset : str
+        The dataset the charge was made against.
+    parameters : dict or None
+        Public parameters recorded with the charge (not compared or hashed).
+    """
+
+    id: int = 0
+    status: str = "released"
+    dataset: str = ""
+    parameters: dict[str, Any] | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as a JSON-ready dict (``time`` also as ISO 8601 UTC, ``time_iso``)."""
+        out = asdict(self)
+        out["time_iso"] = iso_time(self.time)
+        return out
+
+
+def iso_time(seconds: float) -> str:
+    """``time.time()`` seconds as an ISO 8601 UTC timestamp (second precision)."""
+    return _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(seconds))
+
+
+def _check_dataset(dataset: object) -> str:
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise PrivacyParameterError(f"dataset must be a non-empty string naming the data, got {dataset!r}")
+    return dataset
+
+
+def _params_text(parameters: Mapping[str, Any] | None) -> str | None:
+    if parameters is None:
+        return None
+    if not isinstance(parameters, Mapping):
+        raise PrivacyParameterError(
+            f"parameters must be a dict of public values or None, got {type(parameters).__name__}"
+        )
+
+    def plain(value: Any) -> Any:
+        return value.tolist() if hasattr(value, "tolist") else str(value)
+
+    return json.dumps(dict(parameters), sort_keys=True, default=plain)
+
+
+def _row_charge(row: Sequence[Any]) -> StoredCharge:
+    rid, dataset, eps, dlt, label, mechanism, status, stamp, params = row
+    return StoredCharge(
+        epsilon=float(eps), delta=float(dlt), label=label, mechanism=mechanism,
+        released=status == "released", time=float(stamp), id=int(rid), status=status,
+        dataset=dataset, parameters=None if params is None else json.loads(params),
+    )
+
+
+# -- the file ------------------------------------------------------------------------------
+def _db_error(path: str, exc: sqlite3.Error) -> LedgerError:
+    """A one-line dpopt error for an sqlite3 failure on ``path``."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_NOTADB" or "not a database" in str(exc):
+        return LedgerError(f"{path} is not an SQLite database (not a dpopt ledger file); "
+                           f"create a ledger with: {_INIT_HINT}")
+    if name.startswith("SQLITE_BUSY") or "locked" in str(exc):
+        return LedgerError(f"ledger file {path} stayed locked by another process past the timeout; "
+                           "try again, or pass a larger timeout")
+    return LedgerError(f"cannot use ledger file {path}: {exc}")
+
+
+@contextmanager
+def _translated(path: str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise _db_error(path, exc) from None
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: BEGIN IMMEDIATE … COMMIT (ROLLBACK on any exception)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _connect(path: str, *, create: bool, timeout: float) -> sqlite3.Connection:
+    """A connection to a checked ledger file (created with the schema when ``create``)."""
+    if not create and not os.path.exists(path):
+        raise LedgerError(f"no ledger file {path}; create it with: {_INIT_HINT}")
+    if os.path.isdir(path):
+        raise LedgerError(f"{path} is a directory, not a ledger file")
+    uri = Path(path).absolute().as_uri() + ("?mode=rwc" if create else "?mode=rw")
+    with _translated(path):
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                               check_same_thread=False)
+    try:
+        with _translated(path):
+            conn.execute("PRAGMA foreign_keys = ON")
+            _ensure_schema(conn, path, create=create)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _ensure_schema(conn: sqlite3.Connection, path: str, *, create: bool) -> None:
+    tables = _tables(conn)  # raises SQLITE_NOTADB for a file that is not a database
+    if "meta" not in tables:
+        if tables:
+            raise LedgerError(f"{path} is an SQLite database but not a dpopt ledger file (no meta table)")
+        if not create:
+            raise LedgerError(f"{path} holds no ledger; create it with: {_INIT_HINT}")
+        with _immediate(conn):
+            if "meta" not in _tables(conn):  # another process may have created it meanwhile
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO meta VALUES ('schema_version', ?), ('application', 'dpopt ledger')",
+                             (str(SCHEMA_VERSION),))
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None or row[0] != str(SCHEMA_VERSION):
+        found = "none" if row is None else repr(row[0])
+        raise LedgerError(f"ledger file {path} has schema version {found}; this dpopt reads version "
+                          f"{SCHEMA_VERSION} (use the dpopt version that wrote it, or another file)")
+
+
+def _stored_budget(conn: sqlite3.Connection, dataset: str) -> tuple[float | None, float | None] | None:
+    row = conn.execute("SELECT epsilon_budget, delta_budget FROM datasets WHERE name = ?",
+                       (dataset,)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def _dataset_names(conn: sqlite3.Connection) -> tuple[str, ...]:
+    return tuple(r[0] for r in conn.execute("SELECT name FROM datasets ORDER BY name"))
+
+
+def _missing_dataset(conn: sqlite3.Connection, path: str, dataset: str) -> LedgerError:
+    known = ", ".join(repr(n) for n in _dataset_names(conn)) or "none"
+    return LedgerError(f"ledger file {path} has no dataset {dataset!r} (it has: {known}); "
+                       f"create it with: {_INIT_HINT}")
+
+
+def _attach(conn: sqlite3.Connection, path: str, dataset: str, budget: tuple[float | None, float | None],
+            *, create: bool) -> tuple[float | None, float | None]:
+    """The stored budget of ``dataset`` (created with ``budget`` when missing and ``create``)."""
+    stored = _stored_budget(conn, dataset)
+    if stored is None:
+        if not create:
+            raise _missing_dataset(conn, path, dataset)
+        with _immediate(conn):
+            stored = _stored_budget(conn, dataset)
+            if stored is None:
+                conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?)", (dataset, *budget, _time.time()))
+                stored = budget
+    for given, kept, name in zip(budget, stored, ("epsilon_budget", "delta_budget"), strict=True):
+        if given is not None and given != kept:
+            raise PrivacyParameterError(
+                f"dataset {dataset!r} in ledger file {path} has the budget {_fmt(*stored)}, but {name}="
+                f"{given!r} was given; pass the stored budget or None (a budget is fixed once, before "
+                "looking at the data), or use another dataset name"
+            )
+    return stored
+
+
+class SQLiteLedger(Ledger):
+    """A :class:`~dpopt.privacy.ledger.Ledger` kept in an SQLite file, safe across processes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ledger file; created (with its schema) when missing.
+    dataset : str
+        The dataset the charges are made against; one file holds several.  Created with
+        the given budgets when the file does not hold it yet.
+    epsilon_budget, delta_budget : float or None
+        The dataset's budget, validated as by :class:`Ledger`.  For an existing dataset
+        each must equal the stored value or be None (use the stored value).
+    timeout : float, default 30
+        Seconds a write waits for another process's transaction before failing.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an invalid budget or dataset name, or budgets that differ from the stored ones.
+    LedgerError
+        When the file is not an SQLite database, not a dpopt ledger, or of an unknown
+        schema version.
+
+    Notes
+    -----
+    Same interface as :class:`Ledger`, plus ``parameters=`` on :meth:`charge` and
+    :meth:`spend`, :meth:`history` and :meth:`close`.  ``spent``, ``remaining``,
+    ``charges`` and ``summary()`` read the file; composition is :meth:`Ledger._compose`
+    over every row of the dataset (pending, released and withheld alike).  The object
+    pickles as (path, dataset, budget) and reconnects lazily, so it can cross a process
+    pool.  See the module docstring for the transaction and the statuses.
+
+    Examples
+    --------
+    >>> ledger = SQLiteLedger("budget.sqlite", dataset="adult", epsilon_budget=1.0)  # doctest: +SKIP
+    >>> release = dp.ObjectivePerturbation(0.5, ledger=ledger).run(problem)          # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, dataset: str, epsilon_budget: float | None = None,
+                 delta_budget: float | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._setup(path, dataset, (epsilon_budget, delta_budget), timeout, create=True)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, dataset: str,
+             timeout: float = DEFAULT_TIMEOUT) -> SQLiteLedger:
+        """The ledger of ``dataset`` in an existing file, with its stored budget.
+
+        Raises
+        ------
+        LedgerError
+            When the file or the dataset does not exist (the message suggests
+            ``dpopt ledger init``), or the file is not a dpopt ledger.
+        """
+        ledger = cls.__new__(cls)
+        ledger._setup(path, dataset, (None, None), timeout, create=False)
+        return ledger
+
+    @staticmethod
+    def datasets(path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> tuple[str, ...]:
+        """The dataset names an existing ledger file holds, sorted.
+
+        Raises
+        ------
+        LedgerError
+            When the file does not exist or is not a dpopt ledger.
+        """
+        where = os.fspath(path)
+        conn = _connect(where, create=False, timeout=timeout)
+        try:
+            with _translated(where):
+                return _dataset_names(conn)
+        finally:
+            conn.close()
+
+    def _setup(self, path: str | os.PathLike[str], dataset: str, budget: tuple[float | None, float | None],
+               timeout: float, *, create: bool) -> None:
+        eps = _check_budget(budget[0], "epsilon_budget", allow_zero=False)
+        dlt = _check_budget(budget[1], "delta_budget", allow_zero=True)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+            math.isfinite(timeout) and timeout > 0
+        ):
+            raise PrivacyParameterError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self._path = os.fspath(path)
+        self._dataset = _check_dataset(dataset)
+        self._timeout = float(timeout)
+        conn = _connect(self._path, create=create, timeout=self._timeout)
+        try:
+            with _translated(self._path):
+                stored = _attach(conn, self._path, self._dataset, (eps, dlt), create=create)
+        except BaseException:
+            conn.close()
+            raise
+        super().__init__(*stored)
+        self._conn: sqlite3.Connection | None = conn
+        self._conn_pid = os.getpid()
+
+    # -- connection and pickling -----------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The ledger file."""
+        return self._path
+
+    @property
+    def dataset(self) -> str:
+        """The dataset charged."""
+        return self._dataset
+
+    def _connection(self) -> sqlite3.Connection:
+        """This process's connection (call with ``self._lock`` held)."""
+        if self._conn is None or self._conn_pid != os.getpid():  # never reuse one across fork
+            self._conn = _connect(self._path, create=False, timeout=self._timeout)
+            self._conn_pid = os.getpid()
+            with _translated(self._path):
+                if _stored_budget(self._conn, self._dataset) is None:
+                    raise _missing_dataset(self._conn, self._path, self._dataset)
+        return self._conn
+
+    def close(self) -> None:
+        """Close this object's connection (the next use reconnects)."""
+        with self._lock:
+            if self._conn is not None and self._conn_pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"path": self._path, "dataset": self._dataset, "timeout": self._timeout,
+                "budget": (self._epsilon_budget, self._delta_budget)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        Ledger.__init__(self, *state["budget"])
+        self._path, self._dataset, self._timeout = state["path"], state["dataset"], state["timeout"]
+        self._conn = None
+        self._conn_pid = os.getpid()
+
+    # -- reading -------------------------------------------------------------------------
+    def _read(self, conn: sqlite3.Connection) -> tuple[StoredCharge, ...]:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM charges WHERE dataset = ? ORDER BY id", (self._dataset,))
+        return tuple(_row_charge(r) for r in rows)
+
+    def _snapshot(self) -> tuple[StoredCharge, ...]:
+        with self._lock, _translated(self._path):
+            return self._read(self._connection())
+
+    # -- writing -------------------------------------------------------------------------
+    def _insert(self, epsilon: float, delta: float, *, label: str, mechanism: str,
+                parameters: Mapping[str, Any] | None, status: Status) -> StoredCharge:
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        params = _params_text(parameters)
+        with self._lock, _translated(self._path):
+            conn = self._connection()
+            with _immediate(conn):
+                charges = self._read(conn)
+                if not self._fits(eps, dlt, charges):
+                    raise BudgetExceededError(
+                        f"dataset {self._dataset!r} in {self._path}: "
+                        + self._refusal(eps, dlt, charges, "a charge of")
+                    )
+                stamp = _time.time()
+                cursor = conn.execute(
+                    "INSERT INTO charges (dataset, epsilon, delta, mechanism, label, parameters, time, status) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (self._dataset, eps, dlt, str(mechanism), str(label), params, stamp, status),
+                )
+                rid = cursor.lastrowid
+        assert rid is not None
+        return StoredCharge(epsilon=eps, delta=dlt, label=str(label), mechanism=str(mechanism),
+                            released=status == "released", time=stamp, id=rid, status=status,
+                            dataset=self._dataset, parameters=None if params is None else json.loads(params))
+
+    def _set_status(self, charge: Charge, status: Status, *, only_from: tuple[Status, ...]) -> StoredCharge:
+        """Set a recorded charge's status (when it is one of ``only_from``) and return the row."""
+        if not isinstance(charge, StoredCharge) or charge.dataset != self._dataset:
+            raise PrivacyParameterError(
+                "mark_unreleased: that charge is not recorded in this ledger; pass the Charge returned "
+                "by this ledger's charge() or spend()"
+            )
+        with self._lock, _translated(self._path):
+            conn = self._connection()
+            with _immediate(conn):
+                row = conn.execute(f"SELECT {_COLUMNS} FROM charges WHERE id = ? AND dataset = ?",
+                                   (charge.id, self._dataset)).fetchone()
+                stored = None if row is None else _row_charge(row)
+                if stored is None or (stored.epsilon, stored.delta, stored.time, stored.label,
+                                      stored.mechanism) != (charge.epsilon, charge.delta, charge.time,
+                                                            charge.label, charge.mechanism):
+                    raise PrivacyParameterError(
+                        f"mark_unreleased: charge id {charge.id} is not recorded in dataset "
+                        f"{self._dataset!r} of {self._path}"
+                    )
+                if stored.status not in only_from:
+                    return stored
+                conn.execute("UPDATE charges SET status = ? WHERE id = ?", (status, charge.id))
+        return replace(stored, status=status, released=status == "released")
+
+    # -- public API ----------------------------------------------------------------------
+    def charge(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+               released: bool = True, parameters: Mapping[str, Any] | None = None) -> StoredCharge:
+        """Record a charge in one transaction and return it (status ``released`` or ``withheld``).
+
+        Parameters
+        ----------
+        epsilon, delta, label, mechanism, released
+            As :meth:`Ledger.charge`.
+        parameters : dict, optional
+            Public parameters to record with the charge (stored as JSON).
+
+        Raises
+        ------
+        PrivacyParameterError
+            For invalid (ε, δ) or parameters.
+        BudgetExceededError
+            If the charge, with every charge in the file, would exceed the budget;
+            nothing is recorded then.
+        LedgerError
+            If the file cannot be written (e.g. locked past the timeout).
+        """
+        return self._insert(epsilon, delta, label=label, mechanism=mechanism, parameters=parameters,
+                            status="released" if released else "withheld")
+
+    @contextmanager
+    def spend(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+              parameters: Mapping[str, Any] | None = None) -> Iterator[Spend]:
+        """Commit a ``pending`` charge, run the block, then mark it ``released`` or ``withheld``.
+
+        The charge is committed to the file before the block runs.  A block that
+        raises or calls :meth:`Spend.withhold` leaves it ``withheld``; a process killed
+        inside the block leaves it ``pending`` (spent all the same).
+
+        Raises
+        ------
+        PrivacyParameterError, BudgetExceededError, LedgerError
+            As :meth:`charge`, before the block runs (nothing is charged then).
+        """
+        handle = Spend(self, self._insert(epsilon, delta, label=label, mechanism=mechanism,
+                                          parameters=parameters, status="pending"))
+        try:
+            yield handle
+        except BaseException:
+            handle.withhold()
+            raise
+        if isinstance(handle.charge, StoredCharge) and handle.charge.status == "pending":
+            handle.charge = self._set_status(handle.charge, "released", only_from=("pending",))
+
+    def mark_unreleased(self, charge: Charge) -> StoredCharge:
+        """Mark a stored charge ``withheld``; the budget stays spent.
+
+        Parameters
+        ----------
+        charge : StoredCharge
+            An entry returned by this ledger (or another object on the same file and
+            dataset): its row id identifies it.
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``charge`` is not a row of this file's dataset.
+        """
+        return self._set_status(charge, "withheld", only_from=("pending", "released"))
+
+    def can_afford(self, epsilon: float, delta: float) -> bool:
+        """Whether a charge of (ε, δ) would currently fit (another process may spend first)."""
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        return self._fits(eps, dlt, self._snapshot())
+
+    def require(self, epsilon: float, delta: float) -> None:
+        """Raise unless a charge of (ε, δ) would currently fit; charge nothing (no reservation)."""
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        charges = self._snapshot()
+        if not self._fits(eps, dlt, charges):
+            raise BudgetExceededError(f"dataset {self._dataset!r} in {self._path}: "
+                                      + self._refusal(eps, dlt, charges, "a request of"))
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(ε, δ) spent by every row of the dataset (pending ones included)."""
+        return self._compose(self._snapshot())
+
+    @property
+    def remaining(self) -> tuple[float | None, float | None]:
+        """(ε, δ) left, each None when that budget is unlimited (never negative)."""
+        return self._remaining(self._compose(self._snapshot()))
+
+    @property
+    def charges(self) -> tuple[StoredCharge, ...]:
+        """Every charge of the dataset in the file, oldest first."""
+        return self._snapshot()
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every charge as a JSON-ready dict (:meth:`StoredCharge.to_dict`), oldest first."""
+        return [c.to_dict() for c in self._snapshot()]
+
+    def summary(self) -> str:
+        """A readable multi-line account read from the file: budget, spent, remaining, charges."""
+        charges = self._snapshot()
+        spent = self._compose(charges)
+        pending = sum(c.status == "pending" for c in charges)
+        lines = [
+            f"SQLiteLedger {self._path} dataset {self._dataset!r} (basic composition): "
+            f"budget {_fmt(self._epsilon_budget, self._delta_budget)}",
+            f"  spent     {_fmt(*spent)} in {len(charges)} charge(s)"
+            + (f", {pending} pending" if pending else ""),
+            f"  remaining {_fmt(*self._remaining(spent))}",
+        ]
+        for c in charges:
+            name = c.mechanism or "-"
+            label = f" {'; '.join(c.label.splitlines())}" if c.label else ""
+            lines.append(f"  {c.id:>4}. {iso_time(c.time)}  ε={c.epsilon:.6g} δ={c.delta:.6g}  "
+                         f"{name}{label}  [{c.status}]")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        charges = self._snapshot()
+        return (f"SQLiteLedger({self._path!r}, dataset={self._dataset!r}, "
+                f"budget={_fmt(self._epsilon_budget, self._delta_budget)}, "
+                f"spent={_fmt(*self._compose(charges))}, charges={len(charges)})")

@@ -1,0 +1,371 @@
+"""What every dpopt.sklearn estimator shares: public checks, data encoding, the fit pipeline.
+
+``fit`` runs in the order of dpopt's pipeline (DESIGN.md): every check that needs no data
+(mechanism name and options, ε, δ, declared bounds, policies, seed) → scikit-learn's input
+validation and the per-row encoding (shapes, dtypes, NaN; a refusal here depends on the
+input but charges nothing) → the mechanism's own public checks → one charge → the data is
+touched → ``release_``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
+
+from dpopt.errors import DataError, MechanismError, ModelError
+from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.release import Release
+from dpopt.modeling.dataset import (
+    UNKNOWN_LABEL_POLICIES,
+    Dataset,
+    class_labels,
+    clip_rows,
+    norm_order,
+)
+from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, Schema
+from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.ledger import Ledger
+
+try:
+    from sklearn.utils.validation import validate_data as _validate
+except ImportError:  # scikit-learn < 1.6
+
+    def _validate(estimator: Any, X: Any = "no_validation", y: Any = "no_validation", **kwargs: Any) -> Any:
+        return estimator._validate_data(X, y, **kwargs)
+
+
+def default_delta(n: int) -> float:
+    """The default δ of an estimator with ``delta=None``: 1/n² (n ≥ 2), n public under replace-one."""
+    return 1.0 / max(int(n), 2) ** 2
+
+
+def _positive(value: object, name: str, *, allow_zero: bool = False) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ModelError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ModelError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite number, "
+                         f"got {value!r}")
+    return v
+
+
+def _with_unit(bound: float, order: float) -> float:
+    """A bound on ‖(x, 1)‖ from a bound on ‖x‖ (the appended intercept)."""
+    if order == 1.0:
+        return bound + 1.0
+    if order == np.inf:
+        return max(bound, 1.0)
+    return math.hypot(bound, 1.0)
+
+
+class DPEstimatorBase(BaseEstimator):
+    """The shared part of the dpopt.sklearn estimators (see the subclasses for parameters).
+
+    Subclasses set ``_mechanisms`` (name → mechanism class) and implement
+    :meth:`_check_settings` and :meth:`_problem`.
+    """
+
+    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {}
+    _requires_schema: ClassVar[bool] = False
+    #: classifiers: coef_ of shape (1, d) and intercept_ of shape (1,), as scikit-learn's
+    _coef_2d: ClassVar[bool] = False
+
+    # every subclass defines these constructor parameters
+    epsilon: float
+    delta: float | None
+    mechanism: str
+    mechanism_options: Mapping[str, Any] | None
+    schema: Schema | None
+    fit_intercept: bool
+    x_bound: float | None
+    x_norm: Any
+    unseen: str
+    solver: Any
+    random_state: Any
+    ledger: Ledger | None
+
+    # ---- scikit-learn plumbing -------------------------------------------------------------
+    def __sklearn_clone__(self) -> DPEstimatorBase:
+        """A clone that shares the ledger: a copy of a ledger would lose the clone's charges."""
+        params = self.get_params(deep=False)
+        ledger = params.pop("ledger", None)
+        return type(self)(**{k: clone(v, safe=False) for k, v in params.items()}, ledger=ledger)
+
+    # ---- public checks (no data) ----------------------------------------------------------
+    def _check_public(self) -> tuple[type[Mechanism], dict[str, Any]]:
+        """Every check that needs no data; the mechanism class and its options."""
+        if self.mechanism not in self._mechanisms:
+            raise MechanismError(f"unknown mechanism {self.mechanism!r} for {type(self).__name__}: use one of "
+                                 f"{', '.join(map(repr, self._mechanisms))}")
+        options = self.mechanism_options
+        if options is not None and not (isinstance(options, Mapping) and all(isinstance(k, str) for k in options)):
+            raise ModelError("mechanism_options must be a dict of keyword arguments for the mechanism")
+        check_epsilon_delta(self.epsilon, 0.0 if self.delta is None else self.delta)
+        if self.ledger is not None and not isinstance(self.ledger, Ledger):
+            raise ModelError(f"ledger must be a dpopt Ledger, got {type(self.ledger).__name__}")
+        if self.schema is not None and not isinstance(self.schema, Schema):
+            raise ModelError(f"schema must be a dpopt Schema, got {type(self.schema).__name__}")
+        if self.schema is None and self._requires_schema:
+            raise ModelError(f"{type(self).__name__} needs schema=dp.Schema(...): the 0/1-loss oracles "
+                             "evaluate margins in exact integers from the declared grids")
+        if self.schema is None and self.x_bound is None:
+            raise ModelError("declare x_bound (a public bound on the row norm; dpopt never reads it from the "
+                             "data) or give a schema")
+        if self.x_bound is not None:
+            _positive(self.x_bound, "x_bound")
+        norm_order(self.x_norm)
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ModelError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        if self.unseen not in UNSEEN_POLICIES:
+            raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {self.unseen!r}")
+        self._seed()
+        self._check_settings()
+        return self._mechanisms[self.mechanism], dict(options or {})
+
+    def _check_settings(self) -> None:
+        """Estimator-specific public checks (subclasses)."""
+
+    def _seed(self) -> int | None:
+        """None (OS entropy) or a reproducible seed from ``random_state``."""
+        rs = self.random_state
+        if rs is None:
+            return None
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, (bool, np.bool_)):
+            return int(rs)
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(2**31 - 1))
+        raise ModelError(f"random_state must be None, an int, a RandomState or a Generator, got {rs!r}")
+
+    # ---- data -------------------------------------------------------------------------------
+    @property
+    def _schema(self) -> Schema:
+        """The schema the estimator encodes with (the declared one, plus its intercept)."""
+        assert self.schema is not None
+        return self.schema.with_intercept() if self.fit_intercept else self.schema
+
+    def _row_bound(self) -> float:
+        """The declared bound on the norm of a design row (intercept included)."""
+        order = norm_order(self.x_norm)
+        if self.schema is not None:
+            return float(self.x_bound) if self.x_bound is not None else self._schema.row_norm_bound(order)
+        assert self.x_bound is not None
+        bound = float(self.x_bound)
+        return _with_unit(bound, order) if self.fit_intercept else bound
+
+    def _table(self, X: Any) -> Any:
+        """X as a DataFrame with the schema's columns (a DataFrame, a mapping, or a raw array)."""
+        import pandas as pd
+
+        if hasattr(X, "columns"):
+            return X
+        if isinstance(X, Mapping):
+            return pd.DataFrame(dict(X))
+        read = [name for name, spec in self._schema.columns if not isinstance(spec, Intercept)]
+        arr = np.asarray(X, dtype=object)
+        if arr.ndim != 2 or arr.shape[1] != len(read):
+            raise DataError(f"X must be a table with the schema's columns or an array of shape (n, {len(read)}) "
+                            f"holding them in order, got shape {arr.shape}")
+        return pd.DataFrame({name: arr[:, j] for j, name in enumerate(read)})
+
+    def _features(self, X: Any, *, reset: bool) -> Any:
+        """scikit-learn's validation of X (n_features_in_, feature_names_in_)."""
+        if self.schema is None:
+            return _validate(self, X, reset=reset, dtype=np.float64)
+        _validate(self, X, reset=reset, skip_check_array=True)
+        return self._table(X)
+
+    def _design(self, features: Any) -> np.ndarray:
+        """The design matrix: rows mapped onto the declarations (schema or x_bound), intercept included."""
+        order = norm_order(self.x_norm)
+        if self.schema is not None:
+            return clip_rows(self._schema.encode(features, unseen=self.unseen), self._row_bound(), self.x_norm)
+        assert self.x_bound is not None
+        D = clip_rows(np.asarray(features, dtype=np.float64), float(self.x_bound), self.x_norm)
+        if self.fit_intercept:
+            D = np.hstack([D, np.ones((D.shape[0], 1))])
+        return clip_rows(D, _with_unit(float(self.x_bound), order) if self.fit_intercept else float(self.x_bound),
+                         self.x_norm)
+
+    def _names(self) -> tuple[str, ...]:
+        """Public names of the design's columns (empty when the input had none)."""
+        if self.schema is not None:
+            return tuple(self._schema.feature_names)
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return ()
+        return (*map(str, names), *((INTERCEPT,) if self.fit_intercept else ()))
+
+    def _intercept_index(self) -> int | None:
+        if self.schema is not None:
+            start = 0
+            for _, spec in self._schema.columns:
+                if isinstance(spec, Intercept):
+                    return start
+                start += spec.width
+            return None
+        return -1 if self.fit_intercept else None
+
+    def _dataset(self, D: np.ndarray, y: np.ndarray, y_bound: float | None) -> Dataset:
+        if self.schema is not None:
+            bound: dict[str, Any] = {} if self.x_bound is None else {"x_bound": float(self.x_bound)}
+            return Dataset(D, y, x_norm=self.x_norm, y_bound=y_bound, schema=self._schema, **bound)
+        return Dataset(D, y, x_bound=self._row_bound(), x_norm=self.x_norm, y_bound=y_bound,
+                       feature_names=self._names())
+
+    # ---- the fit pipeline -------------------------------------------------------------------
+    def _targets(self, y: Any, n: int) -> tuple[np.ndarray, float | None]:
+        """Labels for the loss and the declared |y| bound (subclasses)."""
+        raise NotImplementedError
+
+    def _problem(self, data: Dataset) -> Any:
+        """The dpopt problem on ``data`` (subclasses)."""
+        raise NotImplementedError
+
+    def fit(self, X: Any, y: Any) -> DPEstimatorBase:
+        """Fit privately: one release, charged once to the ledger with (ε, δ).
+
+        Parameters
+        ----------
+        X : array of shape (n, d), or a table when a ``schema`` is given
+            Without a schema, numeric features (rows are clipped to ``x_bound``).  With one,
+            a DataFrame (or mapping, or an array holding the declared columns in order) of
+            raw values, encoded through the schema.
+        y : array of shape (n,)
+            Labels (classifiers) or targets (regressors).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        MechanismError, PrivacyParameterError, ModelError
+            Bad settings, before the data is read and before any charge.
+        DataError, ValueError
+            Input that scikit-learn's validation or the encoding refuses (a wrong shape,
+            NaN, ...), before any charge.
+        """
+        mechanism_class, options = self._check_public()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        features = self._features(X, reset=True)
+        D = self._design(features)
+        yv, y_bound = self._targets(y, D.shape[0])
+        n = D.shape[0]
+        delta = default_delta(n) if self.delta is None else float(self.delta)
+        mechanism = mechanism_class(self.epsilon, delta, ledger=self.ledger, **options)
+        problem = self._problem(self._dataset(D, yv, y_bound))
+        release = mechanism.run(problem, solver=self.solver, seed=self._seed())
+        self._store(release)
+        return self
+
+    def _store(self, release: Release) -> None:
+        theta = np.asarray(release.theta, dtype=np.float64)
+        at = self._intercept_index()
+        coef, intercept = (theta, 0.0) if at is None else (np.delete(theta, at), float(theta[at]))
+        self.release_ = release
+        self._theta = theta
+        self.coef_ = coef[None, :] if self._coef_2d else coef
+        self.intercept_: Any = np.array([intercept]) if self._coef_2d else intercept
+
+    def _linear(self, X: Any) -> np.ndarray:
+        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included)."""
+        check_is_fitted(self, "release_")
+        return self._design(self._features(X, reset=False)) @ self._theta
+
+
+class DPClassifierBase(ClassifierMixin, DPEstimatorBase):
+    """Binary classifiers: declared ``classes=[negative, positive]`` map to −1/+1."""
+
+    classes: Any
+    unknown_label: str
+    _coef_2d = True
+
+    def _check_classes(self) -> None:
+        if self.unknown_label not in UNKNOWN_LABEL_POLICIES:
+            raise ModelError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}, got {self.unknown_label!r}")
+        if self.classes is not None:
+            cls = list(self.classes) if not isinstance(self.classes, (str, bytes)) else []
+            if len(cls) != 2 or bool(cls[0] == cls[1]):
+                raise ModelError("classes must be two distinct values: [negative, positive]")
+
+    def _targets(self, y: Any, n: int) -> tuple[np.ndarray, float | None]:
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(np.empty(n), y)
+        if self.classes is not None:
+            self.classes_ = np.asarray(list(self.classes))
+            return class_labels(y, (self.classes_[0], self.classes_[1]), None, self.unknown_label), 1.0
+        warnings.warn(f"{type(self).__name__}: classes were read from y, so the label set is not private; "
+                      "declare classes=[negative, positive] for a private fit", UserWarning, stacklevel=3)
+        check_classification_targets(y)
+        check_array(y, ensure_2d=False, dtype=None, input_name="y")  # NaN / inf in numeric labels
+        found = np.unique(y)
+        if found.size != 2:
+            raise ValueError(f"Only binary classification is supported by {type(self).__name__}: y must hold "
+                             f"two classes, found {found.size} class(es); declare classes=[negative, positive]")
+        self.classes_ = found
+        return np.where(y == found[1], 1.0, -1.0), 1.0
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included); positive
+        values predict ``classes_[1]``."""
+        return self._linear(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The positive class where ⟨θ, x⟩ > 0, else the negative class."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True  # private noise: accuracy thresholds do not apply
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"binary_only": True, "poor_score": True}
+
+
+class DPRegressorBase(RegressorMixin, DPEstimatorBase):
+    """Regressors: targets clipped to the declared ``y_bound``."""
+
+    y_bound: float | None
+
+    def _targets(self, y: Any, n: int) -> tuple[np.ndarray, float | None]:
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(np.empty(n), y)
+        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+        return y, float(self.y_bound) if self.y_bound is not None else None
+
+    def _check_y_bound(self) -> None:
+        if self.y_bound is None:
+            raise ModelError("declare y_bound (a public bound on |y|; targets beyond it are clipped)")
+        _positive(self.y_bound, "y_bound")
+
+    def predict(self, X: Any) -> np.ndarray:
+        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included)."""
+        return self._linear(X)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # private noise: R² thresholds do not apply
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"poor_score": True}
+

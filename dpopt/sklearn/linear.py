@@ -1,0 +1,260 @@
+"""Private linear models as scikit-learn estimators: logistic regression, ridge, LASSO.
+
+Each ``fit`` builds a :class:`~dpopt.modeling.problem.Problem` from public declarations
+(``x_bound`` or a ``schema``, ``y_bound``, the constraint radius, the regularization weight)
+and runs one dpopt mechanism on it; the release is ``release_``.  The objective is the
+*average* loss (1/n) Σ ℓ(⟨θ, xᵢ⟩, yᵢ) + (α/2)‖θ‖², over a ball of the given radius; the
+intercept, when fitted, is a constant-1 column (it is regularized and constrained like
+every other coefficient, and the row bound counts it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.metaestimators import available_if
+
+from dpopt.errors import ModelError
+from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.frank_wolfe import PolytopeFrankWolfe
+from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
+from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
+from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
+from dpopt.mechanisms.output_perturbation import OutputPerturbation
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.losses import LogisticLoss, Loss, SmoothedHingeLoss, SquaredLoss
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.regularizers import L2Squared
+from dpopt.modeling.schema import Schema
+from dpopt.modeling.sets import L1Ball, L2Ball
+from dpopt.modeling.variable import Variable
+from dpopt.privacy.ledger import Ledger
+from dpopt.sklearn._base import DPClassifierBase, DPRegressorBase, _positive
+
+#: mechanisms of the ℓ2 models (logistic regression, ridge), by their estimator names
+CONVEX_MECHANISMS: dict[str, type[Mechanism]] = {
+    "objective-perturbation": ObjectivePerturbation,
+    "output-perturbation": OutputPerturbation,
+    "dp-gd": DPGradientDescent,
+    "dp-sgd": DPSGD,
+}
+LOSSES: dict[str, type[Loss]] = {"logistic": LogisticLoss, "smoothed-hinge": SmoothedHingeLoss}
+
+
+def _l2_problem(loss: Loss, theta: Variable, radius: float | None, alpha: float) -> Problem:
+    return Problem(loss, constraint=None if radius is None else L2Ball(theta, radius),
+                   regularizer=L2Squared(theta, alpha) if alpha > 0 else ())
+
+
+def _check_radius_alpha(radius: object, alpha: object, *, radius_required: bool = False) -> None:
+    if radius is None:
+        if radius_required:
+            raise ModelError("radius must be declared (the constraint set's radius)")
+    else:
+        _positive(radius, "radius")
+    _positive(alpha, "alpha", allow_zero=True)
+
+
+class DPLogisticRegression(DPClassifierBase):
+    """Differentially private binary logistic regression (or smoothed-hinge SVM).
+
+    Minimizes (1/n) Σ ℓ(yᵢ⟨θ, xᵢ⟩) + (α/2)‖θ‖² over ‖θ‖₂ ≤ ``radius`` with one dpopt mechanism.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε > 0 of the fit.
+    delta : float or None, default None
+        δ ∈ [0, 1); None: 1/n² (n, the number of rows, is public under replace-one).
+        ``"dp-gd"`` and ``"dp-sgd"`` need δ > 0.
+    mechanism : {"objective-perturbation", "output-perturbation", "dp-gd", "dp-sgd"}
+        The private algorithm (:class:`dpopt.ObjectivePerturbation`, ...).
+        ``"output-perturbation"`` needs ``alpha > 0``.
+    loss : {"logistic", "smoothed-hinge"}
+    alpha : float, default 0.0
+        Weight of (α/2)‖θ‖² (the intercept included).
+    radius : float or None, default 10.0
+        ℓ2 radius of the constraint set (None: unconstrained).
+    fit_intercept : bool, default True
+        Append a constant-1 column (counted by the row bound).
+    x_bound : float, optional
+        Declared bound on the ``x_norm``-norm of a row, without the intercept (rows are clipped
+        to it).  Required without a schema; with one, the schema's bound is the default.
+    x_norm : {1, 2, "inf"}, default 2
+    schema : dpopt.Schema, optional
+        The public declaration of the columns; ``fit`` then takes the raw table.
+    classes : sequence of two values, optional
+        ``[negative, positive]``.  Without it, the classes are read from ``y`` (with a warning:
+        the label set is then not private).
+    unknown_label : {"negative", "error"}, default "negative"
+        A label outside the declared classes: the negative class (private) or an error
+        (checks your data; not private).
+    unseen : {"zero", "error"}, default "zero"
+        A categorical value outside the schema's categories (see :meth:`dpopt.Schema.encode`).
+    solver : str, default "auto"
+        The accelerator of the convex mechanisms (``dpopt doctor`` lists them).
+    random_state : None, int, RandomState or Generator
+        None: noise from OS entropy (secure).  Otherwise reproducible noise (not secure).
+    ledger : dpopt.Ledger, optional
+        Charged once per fit (default :func:`dpopt.default_ledger`); shared by clones.
+    mechanism_options : dict, optional
+        More keyword arguments for the mechanism (e.g. ``{"steps": 200}`` for ``"dp-gd"``).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_coefficients)
+    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (2,)
+        ``[negative, positive]``.
+    release_ : dpopt.Release
+        The release of the fit (θ, guarantee, public parameters, feature names).
+    n_features_in_, feature_names_in_
+        As in scikit-learn.
+    """
+
+    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = CONVEX_MECHANISMS
+
+    def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
+                 mechanism: str = "objective-perturbation", loss: str = "logistic", alpha: float = 0.0,
+                 radius: float | None = 10.0, fit_intercept: bool = True, x_bound: float | None = None,
+                 x_norm: Any = 2, schema: Schema | None = None, classes: Any = None,
+                 unknown_label: str = "negative", unseen: str = "zero", solver: Any = "auto",
+                 random_state: Any = None, ledger: Ledger | None = None,
+                 mechanism_options: dict[str, Any] | None = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mechanism = mechanism
+        self.loss = loss
+        self.alpha = alpha
+        self.radius = radius
+        self.fit_intercept = fit_intercept
+        self.x_bound = x_bound
+        self.x_norm = x_norm
+        self.schema = schema
+        self.classes = classes
+        self.unknown_label = unknown_label
+        self.unseen = unseen
+        self.solver = solver
+        self.random_state = random_state
+        self.ledger = ledger
+        self.mechanism_options = mechanism_options
+
+    def _check_settings(self) -> None:
+        if self.loss not in LOSSES:
+            raise ModelError(f"unknown loss {self.loss!r}: use one of {', '.join(map(repr, LOSSES))}")
+        _check_radius_alpha(self.radius, self.alpha)
+        self._check_classes()
+
+    def _problem(self, data: Dataset) -> Problem:
+        theta = Variable(data.n_features)
+        return _l2_problem(LOSSES[self.loss](data, theta), theta, self.radius, float(self.alpha))
+
+    @available_if(lambda est: est.loss == "logistic")
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """[P(negative), P(positive)] of the logistic model (post-processing of the release)."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+
+class DPRidge(DPRegressorBase):
+    """Differentially private ridge regression.
+
+    Minimizes (1/n) Σ (⟨θ, xᵢ⟩ − yᵢ)² + (α/2)‖θ‖² over ‖θ‖₂ ≤ ``radius`` (the squared loss is
+    Lipschitz only on a bounded domain, so the radius is required).  Parameters as in
+    :class:`DPLogisticRegression`, plus ``y_bound`` (required: a public bound on |y|; targets
+    beyond it are clipped), without ``loss``, ``classes`` and ``unknown_label``.  ``alpha``
+    defaults to 0.01.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_coefficients,)
+    intercept_ : float
+    release_ : dpopt.Release
+    """
+
+    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = CONVEX_MECHANISMS
+
+    def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
+                 mechanism: str = "objective-perturbation", alpha: float = 0.01, radius: float = 10.0,
+                 fit_intercept: bool = True, x_bound: float | None = None, x_norm: Any = 2,
+                 y_bound: float | None = None, schema: Schema | None = None, unseen: str = "zero",
+                 solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
+                 mechanism_options: dict[str, Any] | None = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mechanism = mechanism
+        self.alpha = alpha
+        self.radius = radius
+        self.fit_intercept = fit_intercept
+        self.x_bound = x_bound
+        self.x_norm = x_norm
+        self.y_bound = y_bound
+        self.schema = schema
+        self.unseen = unseen
+        self.solver = solver
+        self.random_state = random_state
+        self.ledger = ledger
+        self.mechanism_options = mechanism_options
+
+    def _check_settings(self) -> None:
+        _check_radius_alpha(self.radius, self.alpha, radius_required=True)
+        self._check_y_bound()
+
+    def _problem(self, data: Dataset) -> Problem:
+        theta = Variable(data.n_features)
+        return _l2_problem(SquaredLoss(data, theta), theta, float(self.radius), float(self.alpha))
+
+
+class DPLasso(DPRegressorBase):
+    """Differentially private LASSO: the squared loss over the ℓ1 ball ‖θ‖₁ ≤ ``radius``.
+
+    Private Frank–Wolfe with noisy-max vertex selection (TTZ14 Alg. 4,
+    :class:`dpopt.PolytopeFrankWolfe`; ``mechanism="frank-wolfe"``, default) or private
+    mirror descent (``"mirror-descent"``, needs δ > 0).  Rows are bounded in the ℓ∞ norm by
+    default (``x_norm="inf"``), the norm the ℓ1 geometry uses.  Other parameters as in
+    :class:`DPRidge` (``alpha`` adds (α/2)‖θ‖², default 0).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_coefficients,)
+    intercept_ : float
+    release_ : dpopt.Release
+    """
+
+    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {
+        "frank-wolfe": PolytopeFrankWolfe,
+        "mirror-descent": PrivateMirrorDescent,
+    }
+
+    def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, mechanism: str = "frank-wolfe",
+                 radius: float = 1.0, alpha: float = 0.0, fit_intercept: bool = True,
+                 x_bound: float | None = None, x_norm: Any = "inf", y_bound: float | None = None,
+                 schema: Schema | None = None, unseen: str = "zero", solver: Any = "auto",
+                 random_state: Any = None, ledger: Ledger | None = None,
+                 mechanism_options: dict[str, Any] | None = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mechanism = mechanism
+        self.radius = radius
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.x_bound = x_bound
+        self.x_norm = x_norm
+        self.y_bound = y_bound
+        self.schema = schema
+        self.unseen = unseen
+        self.solver = solver
+        self.random_state = random_state
+        self.ledger = ledger
+        self.mechanism_options = mechanism_options
+
+    def _check_settings(self) -> None:
+        _check_radius_alpha(self.radius, self.alpha, radius_required=True)
+        self._check_y_bound()
+
+    def _problem(self, data: Dataset) -> Problem:
+        theta = Variable(data.n_features)
+        return Problem(SquaredLoss(data, theta), constraint=L1Ball(theta, float(self.radius)),
+                       regularizer=L2Squared(theta, float(self.alpha)) if self.alpha > 0 else ())
