@@ -369,7 +369,7 @@ def _new_progress(console: Console) -> Progress:
             return Text("" if task.total is None else f"{int(task.completed)}/{int(task.total)}")
 
     return Progress(
-        SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), CountColumn(),
-        TextColumn("{task.fields[note]}", markup=False), TimeElapsedColumn(),
+        SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(bar_width=24), CountColumn(),
+        TimeElapsedColumn(), TextColumn("{task.fields[note]}", markup=False),
         console=console, transient=True, refresh_per_second=1 / THROTTLE,
     )

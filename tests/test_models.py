@@ -20,6 +20,7 @@ CASES = {
     "adult_halfspace.py[highs-grouped]": ("adult_halfspace.py", ["--solver", "highs-grouped", "--set", "n=60",
                                                                  "--delta", "1e-4"]),
     "adult_halfspace.py[cpsat]": ("adult_halfspace.py", ["--solver", "cpsat", "--set", "n=60", "--delta", "1e-4"]),
+    "own_csv.py": ("own_csv.py", ["--epsilon", "2.0"]),
     "private_group_logistic.py": ("private_group_logistic.py", ["--set", "n=2000", "--set", "iterations=50"]),
     "private_lasso.py": ("private_lasso.py", ["--set", "n=2000", "--set", "d=10", "--set", "iterations=30"]),
     "private_logistic_regression.py": ("private_logistic_regression.py", ["--set", "n=2000"]),

@@ -7,8 +7,6 @@ import re
 import shlex
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
@@ -33,7 +31,6 @@ def test_every_python_block_runs_in_order(tmp_path: Path) -> None:
 
 def test_every_shell_command_names_something_that_exists() -> None:
     from dpopt import bench
-
     from dpopt.cli.main import build_parser
 
     commands = set(next(a for a in build_parser()._actions if a.choices and "solve" in a.choices).choices)

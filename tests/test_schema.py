@@ -136,7 +136,8 @@ def test_encode_tables_and_undeclared_categories():
         SCHEMA.encode({"a": [0.0], "c": ["x"]})
     with pytest.raises(DataError, match="not numeric"):
         SCHEMA.encode({"a": ["high"], "b": [1], "c": ["x"]})
-    data = dp.Dataset.from_frame(frame.assign(label=["yes", "no", "yes"]), SCHEMA, "label", positive="yes")
+    data = dp.Dataset.from_frame(frame.assign(label=["yes", "no", "yes"]), SCHEMA, "label", positive="yes",
+                                 scale=False)
     assert data.y.tolist() == [1.0, -1.0, 1.0] and data.schema is SCHEMA
 
 

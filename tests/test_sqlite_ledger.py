@@ -274,6 +274,9 @@ def test_a_mechanism_run_charges_the_file(path: Path) -> None:
     (charge,) = SQLiteLedger.open(path, dataset="synthetic").charges
     assert (charge.epsilon, charge.delta, charge.status) == (0.6, 1e-6, "released")
     assert charge.label == release.problem and charge.mechanism
+    # the run's public parameters are recorded with its charge (numbers as JSON numbers)
+    assert charge.parameters is not None and charge.parameters["noise_scale"] == pytest.approx(
+        release.parameters["noise_scale"])
     with pytest.raises(BudgetExceededError):  # refused before the data is touched: nothing recorded
         dp.OutputPerturbation(0.6, 1e-6, ledger=ledger).run(problem, solver="scipy", seed=2)
     assert len(ledger.charges) == 1

@@ -31,10 +31,23 @@ def frame(**overrides: object) -> pd.DataFrame:
 def test_from_frame_encodes_through_the_declarations_and_maps_classes():
     data = dp.Dataset.from_frame(frame(), SCHEMA, label="income", classes=CLASSES)
     assert data.y.tolist() == [-1.0, 1.0, 1.0, -1.0]
-    assert data.X[:, 0].tolist() == [39.0, 50.0, 90.0, 20.0]  # rounded to the grid, clipped to the bound
+    # scaled by the declared bounds [17, 90], rounded to the grid, clipped: (x − 17)/73
+    np.testing.assert_allclose(data.X[:, 0], np.array([39.0, 50.0, 90.0, 20.0]) / 73 - 17 / 73)
+    np.testing.assert_allclose(data.X[:, 1], np.array([40.0, 13.0, 60.0, 99.0]) / 99)
     assert data.X[2, 2:4].tolist() == [0.0, 0.0]  # "?" is not declared: the all-zero block
     assert data.feature_names == ("age", "hours", "sex=F", "sex=M", "union")
-    assert data.x_bound == pytest.approx(SCHEMA.row_norm_bound(2))
+    assert data.x_bound == pytest.approx(math.sqrt(4)) == SCHEMA.unit_scaled().row_norm_bound(2)
+    raw = dp.Dataset.from_frame(frame(), SCHEMA, label="income", classes=CLASSES, scale=False)
+    assert raw.X[:, 0].tolist() == [39.0, 50.0, 90.0, 20.0] and raw.x_bound == pytest.approx(SCHEMA.row_norm_bound(2))
+
+
+def test_unit_scaling_is_declared_and_exact_on_the_grid():
+    """A unit column keeps its integer grid (the 0/1-loss oracles read X in integers)."""
+    unit = SCHEMA.unit_scaled()
+    assert unit.columns[0][1] == dp.Numeric(17, 90, grid=1, unit=True) and unit.scale == 73 * 99
+    X = unit.encode(frame())
+    assert unit.to_integers(X)[:, 0].tolist() == [22 * 99, 33 * 99, 73 * 99, 3 * 99]
+    assert "unit=True" in repr(unit)
 
 
 def test_labels_outside_the_classes_follow_the_declared_policy():
@@ -79,8 +92,8 @@ def test_the_intercept_is_declared_and_counted_by_the_row_bound():
     data = dp.Dataset.from_frame(table, SCHEMA, label="income", classes=CLASSES, intercept=True)
     assert data.feature_names[-1] == "intercept" and data.schema is not None and data.schema.has_intercept
     assert data.X[:, -1].tolist() == [1.0] * 4
-    assert data.x_bound == pytest.approx(math.hypot(SCHEMA.row_norm_bound(2), 1.0))
-    assert data.schema.row_norm_bound(1) == pytest.approx(SCHEMA.row_norm_bound(1) + 1)
+    assert data.x_bound == pytest.approx(math.hypot(SCHEMA.unit_scaled().row_norm_bound(2), 1.0))
+    assert data.schema.row_norm_bound(1) == pytest.approx(SCHEMA.unit_scaled().row_norm_bound(1) + 1)
     assert data.schema.with_intercept() is data.schema
     assert data.subset([0, 1]).feature_names == data.feature_names
 

@@ -99,7 +99,7 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
     mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
     rng, seed_info = make_rng(seed)
     with mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
-                                mechanism=mechanism.name) as spend:
+                                mechanism=mechanism.name, parameters=parameters) as spend:
         try:
             with private_run(mechanism.name, diagnostics=keep_diagnostics):  # what a display may show
                 outcome = work(rng)

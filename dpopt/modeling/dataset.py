@@ -275,7 +275,7 @@ class Dataset:
     @classmethod
     def from_frame(cls, frame: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
                    positive: Any = None, intercept: bool = False, unseen: str = "zero",
-                   unknown_label: str = "negative", **bounds: Any) -> Dataset:
+                   unknown_label: str = "negative", scale: bool = True, **bounds: Any) -> Dataset:
         """A dataset from a table (pandas DataFrame or mapping of column → 1-D array).
 
         Every choice is a public declaration: the columns and their bounds, grids and
@@ -307,6 +307,11 @@ class Dataset:
             A label outside ``classes`` (or missing): the negative class −1 (default: a private
             run is never refused because of one row), or a DataError naming no value (checks
             your own table; whether it is raised depends on the data, so not private).
+        scale : bool, default True
+            Scale every numeric column onto [0, 1] by its *declared* bounds
+            (:meth:`Schema.unit_scaled`: x ↦ (x − low)/(high − low), then clipped and rounded
+            to the scaled grid), so that a column's units do not dominate the row-norm bound
+            and with it the noise.  The dataset's schema is then the scaled one.
         **bounds
             ``x_bound``, ``x_norm``, ``y_bound``, ``clip``, ``feature_names`` as for :class:`Dataset`.
 
@@ -319,6 +324,9 @@ class Dataset:
             outside its declaration under an ``"error"`` policy (messages name no value).
         """
         schema, pair = _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        if not isinstance(scale, bool):
+            raise ModelError(f"scale must be True or False, got {scale!r}")
+        schema = schema.unit_scaled() if scale else schema
         X = schema.encode(frame, unseen=unseen)
         try:
             raw = np.asarray(frame[label])
@@ -332,15 +340,15 @@ class Dataset:
     @classmethod
     def from_csv(cls, path: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
                  positive: Any = None, intercept: bool = False, unseen: str = "zero",
-                 unknown_label: str = "negative", x_bound: float | None = None, x_norm: Norm = 2,
-                 y_bound: float | None = None, clip: bool = True, **read_csv: Any) -> Dataset:
+                 unknown_label: str = "negative", scale: bool = True, x_bound: float | None = None,
+                 x_norm: Norm = 2, y_bound: float | None = None, clip: bool = True, **read_csv: Any) -> Dataset:
         """A dataset from a CSV file, read with ``pandas.read_csv`` (see :meth:`from_frame`).
 
         Parameters
         ----------
         path : str, path or file-like
             The CSV file.
-        schema, label, classes, positive, intercept, unseen, unknown_label
+        schema, label, classes, positive, intercept, unseen, unknown_label, scale
             As for :meth:`from_frame`.
         x_bound, x_norm, y_bound, clip
             As for :class:`Dataset`.
@@ -365,7 +373,7 @@ class Dataset:
         except FileNotFoundError:
             raise DataError(f"no such CSV file: {path!s}") from None
         return cls.from_frame(frame, schema, label, classes=classes, positive=positive, intercept=intercept,
-                              unseen=unseen, unknown_label=unknown_label, x_bound=x_bound, x_norm=x_norm,
+                              unseen=unseen, unknown_label=unknown_label, scale=scale, x_bound=x_bound, x_norm=x_norm,
                               y_bound=y_bound, clip=clip)
 
     def __repr__(self) -> str:

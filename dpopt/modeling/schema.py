@@ -125,6 +125,11 @@ class Numeric:
     grid : float, int, Fraction or str
         The declared precision, a positive rational with denominator ≤ 10⁶ (e.g.
         ``"1/90"`` or ``Fraction(1, 90)``; the float ``1/90`` is read as 1/90 too).
+    unit : bool, default False
+        Scale the column onto [0, 1] by its declared bounds: a table's value x enters X as
+        ``(x − low)/(high − low)``, on the grid ``k·grid/(high − low)``
+        (:meth:`Schema.unit_scaled` declares every numeric column so;
+        :meth:`Dataset.from_frame` does it by default).
 
     Notes
     -----
@@ -137,9 +142,12 @@ class Numeric:
     low: Fraction
     high: Fraction
     grid: Fraction
+    unit: bool
     kind = "numeric"
 
-    def __init__(self, low: object, high: object, *, grid: object) -> None:
+    def __init__(self, low: object, high: object, *, grid: object, unit: bool = False) -> None:
+        if not isinstance(unit, bool):
+            raise ModelError(f"Numeric unit must be True or False, got {unit!r}")
         lo = _rational(low, "Numeric low")
         hi = _finite(high, "Numeric high")
         step = _rational(grid, "Numeric grid")
@@ -153,6 +161,23 @@ class Numeric:
         object.__setattr__(self, "low", lo)
         object.__setattr__(self, "high", hi)
         object.__setattr__(self, "grid", step)
+        object.__setattr__(self, "unit", unit)
+
+    @property
+    def value_low(self) -> Fraction:
+        """The smallest value of the column in X: ``low``, or 0 for a ``unit`` column."""
+        return Fraction(0) if self.unit else self.low
+
+    @property
+    def value_grid(self) -> Fraction:
+        """The grid of the column in X: ``grid``, or ``grid / (high − low)`` for a ``unit`` column."""
+        return self.grid / (self.high - self.low) if self.unit else self.grid
+
+    def to_values(self, raw: np.ndarray) -> np.ndarray:
+        """A table's raw values in the units of X: ``(x − low)/(high − low)`` for a ``unit`` column."""
+        if not self.unit:
+            return raw
+        return (raw - float(self.low)) / float(self.high - self.low)
 
     @property
     def steps(self) -> int:
@@ -167,7 +192,8 @@ class Numeric:
         return [name]
 
     def __repr__(self) -> str:
-        return f"Numeric({_text(self.low)}, {_text(self.high)}, grid={_text(self.grid)})"
+        unit = ", unit=True" if self.unit else ""
+        return f"Numeric({_text(self.low)}, {_text(self.high)}, grid={_text(self.grid)}{unit})"
 
 
 @dataclass(frozen=True)
@@ -326,6 +352,17 @@ class Schema:
             raise ModelError(f"Schema.uniform needs a positive integer d, got {d!r}")
         return cls([(f"{prefix}{j}", spec) for j in range(int(d))])
 
+    def unit_scaled(self) -> Schema:
+        """This schema with every :class:`Numeric` column declared ``unit=True``.
+
+        A table's value x of a column declared on [low, high] then enters X as
+        ``(x − low)/(high − low)`` ∈ [0, 1] — scaled by the *declared* bounds, never by the
+        data's range — so no column dominates the row-norm bound because of its units.
+        """
+        items = [(name, Numeric(spec.low, spec.high, grid=spec.grid, unit=True) if isinstance(spec, Numeric)
+                  else spec) for name, spec in self._items]
+        return Schema(items)
+
     def with_intercept(self, name: str = INTERCEPT) -> Schema:
         """This schema with a constant-1 :class:`Intercept` column ``name`` appended.
 
@@ -392,8 +429,8 @@ class Schema:
         blocks: list[np.ndarray] = []
         for _, spec in self._items:
             if isinstance(spec, Numeric):
-                lows.append(spec.low)
-                grids.append(spec.grid)
+                lows.append(spec.value_low)
+                grids.append(spec.value_grid)
                 steps.append(spec.steps)
                 continue
             if isinstance(spec, Intercept):  # the single grid point 1: mapping sets it to 1
@@ -627,9 +664,10 @@ class Schema:
                                 "uses unseen='zero', which maps it to the all-zero block)")
             return block.astype(np.float64)
         try:
-            return col.astype(np.float64)[:, None]
+            values = col.astype(np.float64)[:, None]
         except (TypeError, ValueError):
             raise DataError(f"column {name!r} is declared {spec.kind} but is not numeric") from None
+        return spec.to_values(values) if isinstance(spec, Numeric) else values
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schema) and self._items == other._items

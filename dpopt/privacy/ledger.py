@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 import threading
 import time as _time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dpopt.errors import BudgetExceededError, PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
@@ -187,6 +188,7 @@ class Ledger:
         label: str = "",
         mechanism: str = "",
         released: bool = True,
+        parameters: Mapping[str, Any] | None = None,
     ) -> Charge:
         """Record a charge of (ε, δ) and return it.
 
@@ -200,6 +202,9 @@ class Ledger:
             The mechanism's name.
         released : bool, default True
             Whether the output is released (see :meth:`mark_unreleased`).
+        parameters : mapping, optional
+            The mechanism's public parameters; kept by persistent ledgers
+            (:class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`), not by this in-memory one.
 
         Returns
         -------
@@ -229,8 +234,8 @@ class Ledger:
         return entry
 
     @contextmanager
-    def spend(self, epsilon: float, delta: float, *, label: str = "",
-              mechanism: str = "") -> Iterator[Spend]:
+    def spend(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+              parameters: Mapping[str, Any] | None = None) -> Iterator[Spend]:
         """Charge (ε, δ) now, for a computation that touches the data inside the block.
 
         Every mechanism runs through this one door: public checks first (outside the
@@ -243,7 +248,8 @@ class Ledger:
         PrivacyParameterError, BudgetExceededError
             As :meth:`charge`, before the block runs (nothing is charged then).
         """
-        handle = Spend(self, self.charge(epsilon, delta, label=label, mechanism=mechanism))
+        handle = Spend(self, self.charge(epsilon, delta, label=label, mechanism=mechanism,
+                                         parameters=parameters))
         try:
             yield handle
         except BaseException:

@@ -154,9 +154,11 @@ class DPEstimatorBase(BaseEstimator):
     # ---- data -------------------------------------------------------------------------------
     @property
     def _schema(self) -> Schema:
-        """The schema the estimator encodes with (the declared one, plus its intercept)."""
+        """The schema the estimator encodes with: the declared one with its numeric columns scaled
+        onto [0, 1] by their declared bounds (:meth:`Schema.unit_scaled`), plus its intercept."""
         assert self.schema is not None
-        return self.schema.with_intercept() if self.fit_intercept else self.schema
+        scaled = self.schema.unit_scaled()
+        return scaled.with_intercept() if self.fit_intercept else scaled
 
     def _row_bound(self) -> float:
         """The declared bound on the norm of a design row (intercept included)."""
