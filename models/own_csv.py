@@ -89,4 +89,4 @@ def evaluate(release: dp.Release) -> dict[str, Any]:
     test = _load(_RUN["test_csv"])
     return {"test_accuracy": float(np.mean(np.sign(test.X @ release.theta) == test.y)),
             "majority_class_rate": float(max(np.mean(test.y == 1), np.mean(test.y == -1))),
-            "coefficients": dict(zip(release.feature_names, np.round(release.theta, 3).tolist()))}
+            "coefficients": dict(zip(release.feature_names, np.round(release.theta, 3).tolist(), strict=True))}

@@ -336,3 +336,22 @@ def test_synthetic_rows_have_the_standard_encoding_shape():
     assert data.X.shape == (500, 104) and set(np.unique(data.y)) == {-1.0, 1.0}
     assert np.all(np.linalg.norm(data.X, axis=1) <= 1.0 + 1e-12)
     assert np.all((data.X[:, :98] > 0).sum(axis=1) == 8)  # one entry per one-hot block
+
+
+def test_fista_stops_when_rounding_alone_exceeds_the_requested_tolerance():
+    """A ‖G‖ target below the certificate's floating-point slack cannot be met: the scipy
+    backend stops as soon as it has converged to float precision (limit "precision", not
+    certified: the mechanism's a-priori fallback answers) instead of running 100,000 steps."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 5))
+    data = dp.Dataset(X, X @ np.ones(5), x_bound=10.0, y_bound=5.0)
+    th = dp.Variable(5)
+    problem = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.L2Ball(th, 10.0),
+                         regularizer=dp.L2Squared(th, 0.01))
+    backend = dp.get_backend("scipy")
+    prepared = backend.prepare(problem)
+    result = backend.solve(prepared, rng.normal(size=5), SolveOptions(tolerance=1e-12))
+    assert result.limit == "precision" and not result.solver_certified
+    assert int(result.message.split("=")[1]) < 5_000
+    loose = backend.solve(prepared, rng.normal(size=5), SolveOptions(tolerance=1e-6))
+    assert loose.solver_certified

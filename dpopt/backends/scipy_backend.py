@@ -497,14 +497,16 @@ class ScipyBackend(Backend):
         return x, res
 
     @staticmethod
-    def _mapping_norm(x: np.ndarray, g: np.ndarray, beta: float, prox: Any, unconstrained: bool) -> float:
-        """‖G‖ plus its floating-point slack (the same rule as dpopt.modeling.prox.certify)."""
+    def _mapping_norm(x: np.ndarray, g: np.ndarray, beta: float, prox: Any,
+                      unconstrained: bool) -> tuple[float, float]:
+        """(‖G‖ plus its floating-point slack, the slack): the same rule as
+        dpopt.modeling.prox.certify."""
         if unconstrained:
-            return float(np.linalg.norm(g))
+            return float(np.linalg.norm(g)), 0.0
         xp = prox(x - g / beta)
         eps = np.finfo(np.float64).eps
         slack = 4.0 * eps * (beta * float(np.linalg.norm(x)) + float(np.linalg.norm(g)) + beta * float(np.linalg.norm(xp)))
-        return float(np.linalg.norm(beta * (x - xp))) + slack
+        return float(np.linalg.norm(beta * (x - xp))) + slack, slack
 
     # -- stage 2: FISTA with adaptive restart, certified by ‖G‖ ----------------------
     def _fista(self, f: _Smooth, x: np.ndarray, tol: float, max_iter: int,
@@ -522,9 +524,14 @@ class ScipyBackend(Backend):
         gnorm = math.inf
         for k in range(max_iter):
             _, gx = f.value_grad(x)
-            gnorm = self._mapping_norm(x, gx, beta, prox, unconstrained)
+            gnorm, slack = self._mapping_norm(x, gx, beta, prox, unconstrained)
             if gnorm <= tol:
                 return x, gnorm, k, ""
+            if slack >= tol and gnorm <= 2.0 * slack:
+                # converged to float precision, but the rounding slack alone exceeds the
+                # requested ‖G‖: no further iteration can certify; stop now (the caller's
+                # a-priori fallback answers) instead of running to the iteration limit
+                return x, gnorm, k, "precision"
             if time.perf_counter() > deadline:
                 return x, gnorm, k, "time"
             _, gy = f.value_grad(yk)
