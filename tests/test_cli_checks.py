@@ -63,6 +63,10 @@ def build(params):
     eps, delta = params["epsilon"], params["delta"]
     if params["mechanism"] == "dpgd":
         return problem, dp.DPGradientDescent(eps, delta, steps=20)
+    if params["mechanism"] in ("mirror", "gaussian-fw"):
+        ball = dp.Problem(dp.LogisticLoss(data, theta), constraint=dp.L2Ball(theta, 1.0))
+        cls = dp.PrivateMirrorDescent if params["mechanism"] == "mirror" else dp.GaussianFrankWolfe
+        return ball, cls(eps, delta)
     if params["mechanism"] in ("crash", "bug"):
         mech = Crashing(eps, delta)
         mech.bug = params["mechanism"] == "bug"
@@ -159,6 +163,18 @@ def test_solver_settings_for_a_mechanism_without_a_solver_are_refused(
     code, _, err = run(capsys, "solve", model, "--set", "mechanism='dpgd'", *flag,
                        "--ledger", ledger, "--dataset", "demo")
     assert_refused(code, err, "DPGradientDescent calls no solver", flag[0])
+    assert charges(ledger) == ()
+
+
+@pytest.mark.parametrize(("mechanism", "name"), [("mirror", "PrivateMirrorDescent"),
+                                               ("gaussian-fw", "GaussianFrankWolfe")])
+def test_a_solver_for_a_problem_whose_steps_are_closed_form_is_refused(
+        capsys: pytest.CaptureFixture[str], model: Path, ledger: Path, mechanism: str, name: str) -> None:
+    """Mirror descent and Gaussian Frank–Wolfe call a solver only for some sets (a potential
+    without a closed-form step, an HPolytope); on an ℓ2 ball an explicit --solver is refused."""
+    code, _, err = run(capsys, "solve", model, "--set", f"mechanism={mechanism!r}", "--solver", "clarabel",
+                       "--ledger", ledger, "--dataset", "demo")
+    assert_refused(code, err, f"{name} calls no solver on this problem", "--solver")
     assert charges(ledger) == ()
 
 

@@ -352,16 +352,16 @@ def warn_large_epsilon(epsilon: float) -> bool:
     return True
 
 
-def _check_solver_use(mechanism: Any, args: argparse.Namespace) -> None:
-    """Refuse solver settings given explicitly to a mechanism that calls no solver."""
-    if getattr(mechanism, "uses_solver", True):
+def _check_solver_use(mechanism: Any, problem: Any, args: argparse.Namespace) -> None:
+    """Refuse solver settings given explicitly to a mechanism that calls no solver on this problem."""
+    if mechanism.calls_solver(problem):
         return
     given = [flag for flag, on in (("--solver", args.solver.lower() != "auto"),
                                    ("--threads", args.threads is not None),
                                    ("--time-limit", args.time_limit is not None)) if on]
     if given:
         raise CliUsageError(
-            f"{mechanism.name} calls no solver (its steps are closed form), so {', '.join(given)} "
+            f"{mechanism.name} calls no solver on this problem (its steps are closed form), so {', '.join(given)} "
             "would have no effect; drop " + ("it" if len(given) == 1 else "them")
         )
 
@@ -411,7 +411,7 @@ def _solve_with(args: argparse.Namespace, ledger: Any, started: str) -> int:
     else:
         _out(f"model: {script.path}")
     problem, mechanism = build_model(script, params)
-    _check_solver_use(mechanism, args)
+    _check_solver_use(mechanism, problem, args)
     if not warned:
         warn_large_epsilon(mechanism.epsilon)
     if ledger is not None:

@@ -145,6 +145,15 @@ class Mechanism(ABC):
     #: interface and ignored, so front ends (``dpopt solve --solver``) refuse an explicit one
     uses_solver: ClassVar[bool] = True
 
+    def calls_solver(self, problem: Any) -> bool:
+        """Whether ``run(problem)`` can call a solver backend (public: the problem's structure).
+
+        Front ends refuse an explicit solver, thread count or time limit when it is False.
+        Mechanisms whose solver use depends on the problem (a set without a closed-form
+        step) override it.
+        """
+        return self.uses_solver
+
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
                  tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
                  noise: NoiseChoice = "auto") -> None:

@@ -715,6 +715,10 @@ class GaussianFrankWolfe(Mechanism):
         }
         return GaussianPlan(steps, sigma, sensitivity, lmo, params)
 
+    def calls_solver(self, problem: Any) -> bool:
+        """Only an :class:`~dpopt.modeling.HPolytope`'s linear minimization calls an LP solver."""
+        return isinstance(getattr(problem, "constraint", None), HPolytope)
+
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 5 once on ``problem`` and return the release.

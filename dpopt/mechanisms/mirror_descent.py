@@ -205,6 +205,10 @@ class PrivateMirrorDescent(Mechanism):
         self.accountant = accountant
 
     # -- calibration (public quantities only) -------------------------------------------
+    def calls_solver(self, problem: Any) -> bool:
+        """Only a potential without a closed-form mirror step compiles its steps for a solver."""
+        return self.plan(problem).potential.start() is None
+
     def plan(self, problem: Problem) -> MirrorPlan:
         """Validate ``problem`` and calibrate σ, T and η (no data values are read)."""
         if not isinstance(problem, Problem):
