@@ -37,7 +37,6 @@ else:  # pragma: no cover
 
 #: tried in order by solver="auto"
 AUTO_ORDER = ("scipy", "clarabel", "scs")
-AUTO_ORDER_DISCRETE = ("highs", "cpsat", "bruteforce")
 _PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description"}
 
 
@@ -113,7 +112,9 @@ def resolve(solver: str | Path | SolverProfile | Backend, problem: AnyProblem | 
     ``"auto"`` picks the first of :data:`AUTO_ORDER` that is installed and can
     solve ``problem`` (a choice that depends on the problem's structure only): scipy
     first on ℝ^d, boxes and — for smooth GLM losses without an ℓ1 term — ℓ2 balls
-    (its Newton methods); clarabel first on other constraint sets.
+    (its Newton methods); clarabel first on other constraint sets.  For a
+    DiscreteProblem it is :func:`dpopt.backends.auto_discrete.choose_discrete` (schema,
+    n and grid only).
     Unknown names fail at once, listing the known ones.
     """
     if isinstance(solver, Backend):
@@ -132,11 +133,14 @@ def resolve(solver: str | Path | SolverProfile | Backend, problem: AnyProblem | 
 
 
 def _auto(problem: AnyProblem | None) -> tuple[Backend, SolverProfile]:
+    if isinstance(problem, DiscreteProblem):  # from the schema, n and the grid (auto_discrete)
+        from dpopt.backends.auto_discrete import choose_discrete
+
+        name = choose_discrete(problem).backend
+        return registry.get(name), SolverProfile(name)
     reasons = []
     order = AUTO_ORDER
-    if isinstance(problem, DiscreteProblem):
-        order = AUTO_ORDER_DISCRETE
-    elif problem is not None and problem.constraint is not None and not _scipy_first(problem):
+    if problem is not None and problem.constraint is not None and not _scipy_first(problem):
         order = ("clarabel", "scipy", "scs")  # interior point handles other constraint sets best
     for name in order:
         if name not in registry.names():

@@ -22,6 +22,18 @@ Private mode: no success bit
   lower bound (or the backend certified it exactly).  Each mechanism's noise accounts for
   α (OPDisc's shift 4GD²/τ + 4αD²/τ², RSPM's 2B + 2α per separator, OPSamp's λ), so an
   α-optimal answer is enough for the proof.
+
+Choosing the oracle: ``solver="auto"`` (the default)
+----------------------------------------------------
+``auto`` picks the backend from public declarations only — the data's schema, n, the grid
+and d — never from the values or from what a solver did
+(:mod:`dpopt.backends.auto_discrete`): ``bruteforce`` when the grid is tiny,
+``highs-grouped`` when the schema makes the grouped decomposition applicable within its
+declared size limits (one-hot data such as Adult: seconds per call at n = 15,682 where the
+big-M model does not finish in 15 minutes), else the big-M ``cpsat`` (then ``highs``).  Every
+neighbouring dataset therefore gets the same backend; the release names it in each
+:class:`~dpopt.mechanisms.release.OracleCall` and states the rule in
+``parameters["solver_rule"]``.  An explicit ``solver=`` is used as given.
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dpopt.backends.auto_discrete import choose_discrete
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
@@ -65,6 +78,7 @@ class OracleSession:
     version: str
     options: SolveOptions
     prepared: Any = None
+    rule: str | None = None  # why solver="auto" chose the backend (public), None for an explicit solver
 
     @property
     def limited(self) -> bool:
@@ -115,11 +129,15 @@ class DiscreteMechanism(Mechanism):
         for one row's sake.
         """
         self._check_time_limit(time_limit)
+        rule = None
+        if isinstance(solver, str) and solver.lower() == "auto":  # from declarations only (module docstring)
+            choice = choose_discrete(template)
+            solver, rule = choice.backend, choice.reason
         backend, profile = resolve(solver, template)
         version = backend.require()
         backend.check(template)
         options = merge_options(profile, time_limit=time_limit, threads=threads)
-        return OracleSession(template, backend, version, options)
+        return OracleSession(template, backend, version, options, rule=rule)
 
     def _acceptance(self) -> str:
         if self.alpha > 0:
@@ -146,6 +164,8 @@ class DiscreteMechanism(Mechanism):
         parameters = dict(parameters, backend=session.backend.name, alpha=self.alpha,
                           private_mode="time or node limit (conditional guarantee)" if session.limited
                           else "run to completion")
+        if session.rule is not None:
+            parameters["solver_rule"] = f"auto: {session.rule}"
 
         def work(rng: np.random.Generator) -> Outcome:
             session.prepared = session.backend.prepare(session.template)

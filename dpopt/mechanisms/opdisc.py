@@ -159,7 +159,7 @@ class OPDisc(DiscreteMechanism):
         return opdisc_sigma(problem.loss.lipschitz, g.bound(problem.dim), g.step, problem.dim,
                             self.epsilon, self.delta, alpha=self.alpha, calibration=self.calibration)
 
-    def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
+    def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Draw η, call the oracle once (to completion unless ``time_limit`` is set), release ŵ.
 
@@ -168,7 +168,14 @@ class OPDisc(DiscreteMechanism):
         problem : DiscreteProblem
             The plain (unperturbed) problem.
         solver : str, path or Backend
-            The MIP oracle (``highs``, ``highs-grouped``, ``cpsat``, ``bruteforce`` or a profile).
+            The MIP oracle: ``"auto"`` (default) chooses it from public declarations only —
+            ``bruteforce`` for a tiny grid, ``highs-grouped`` when the data's schema makes the
+            grouped decomposition applicable within its declared size limits (Adult: seconds
+            per call where the big-M model takes many minutes), else ``cpsat`` — so every
+            neighbouring dataset gets the same one (:mod:`dpopt.backends.auto_discrete`); the
+            release names it and states the rule in ``parameters["solver_rule"]``.  Or a name
+            (``highs``, ``highs-grouped``, ``cpsat``, ``bruteforce``), a profile or a Backend,
+            used as given.
         time_limit : float, optional
             Opt-in: the guarantee then holds only if no neighbouring run stops on it, and a run
             that stops raises UncertifiedOracleError (see :mod:`dpopt.mechanisms.discrete_base`).

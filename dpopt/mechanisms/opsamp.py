@@ -158,12 +158,15 @@ class OPSamp(DiscreteMechanism):
         return OPSampPlan(calls=m, gamma=gamma, rate=rate, lipschitz_l1=G, diameter_inf=d_inf, diameter_l2=d2,
                           diameter_l1=d1, sensitivity=lam, laplace_scale=lam / eps)
 
-    def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
+    def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """m perturbed oracle calls, their average, Laplace noise.
 
         Each call runs to completion unless ``time_limit`` (per call) is set, which makes the
-        guarantee conditional (see :mod:`dpopt.mechanisms.discrete_base`).
+        guarantee conditional (see :mod:`dpopt.mechanisms.discrete_base`).  The other parameters
+        are those of :meth:`OPDisc.run <dpopt.mechanisms.opdisc.OPDisc.run>`: the default
+        ``solver="auto"`` chooses one oracle for all m calls from the schema, n, the grid and d
+        only (:mod:`dpopt.backends.auto_discrete`).
         """
         template = self._template(problem)
         plan = self.plan(template)

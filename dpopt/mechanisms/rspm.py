@@ -137,10 +137,15 @@ class RSPM(DiscreteMechanism):
             return "gaussian", sigma
         return "laplace", b
 
-    def run(self, problem: DiscreteProblem, *, solver: Solver = "highs", time_limit: float | None = None,
+    def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Draw the separator weights, call the oracle once (to completion unless ``time_limit``
-        is set; see :meth:`OPDisc.run <dpopt.mechanisms.opdisc.OPDisc.run>`), release ŵ."""
+        is set), release ŵ.
+
+        Parameters are those of :meth:`OPDisc.run <dpopt.mechanisms.opdisc.OPDisc.run>`; the
+        default ``solver="auto"`` chooses the oracle from the schema, n, the grid and d only
+        (:mod:`dpopt.backends.auto_discrete`): ``highs-grouped`` on one-hot data such as Adult.
+        """
         template = self._template(problem)
         law, scale = self.noise_law(template)
         session = self._session(template, solver, time_limit, threads)
