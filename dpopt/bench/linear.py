@@ -29,7 +29,7 @@ Methods (``--methods``):
 ``dp-gd-lipschitz``
     DP-GD with the clip fixed at the declared Lipschitz constant (no choice made on data).
 ``dp-gd-selected``
-    DP-GD whose number of steps (a factor of the default T) and output rule are chosen by
+    DP-GD (clip = L) whose number of steps (a factor of the default T) and output rule are chosen by
     :class:`dpopt.PrivateSelection` (Papernot–Steinke random stopping; DP-GD is μ-GDP).
 ``diffprivlib``
     ``diffprivlib.models.LogisticRegression(epsilon=ε, data_norm=x_bound)`` with its default
@@ -121,10 +121,12 @@ def _selection(eps: float, delta: float, problem: dp.Problem, expected_trials: f
     grid = [{"factor": f, "output": o} for f in STEP_FACTORS for o in OUTPUTS]
 
     def build(params: dict[str, Any], budget: Any) -> dp.DPGradientDescent:
-        default_t = dp.DPGradientDescent(budget.epsilon, budget.delta, ledger=dp.Ledger()).plan(problem).steps
+        default_t = dp.DPGradientDescent(budget.epsilon, budget.delta, clip="lipschitz",
+                                         ledger=dp.Ledger()).plan(problem).steps
         steps = max(1, int(round(params["factor"] * default_t)))
+        # clip = L: no setting of the candidates was chosen by looking at Adult (see dp-gd)
         return dp.DPGradientDescent(budget.epsilon, budget.delta, steps=steps, output=params["output"],
-                                    ledger=dp.Ledger())
+                                    clip="lipschitz", ledger=dp.Ledger())
 
     return dp.PrivateSelection(eps, delta, candidates=grid, build=build, stopping="papernot-steinke",
                                expected_trials=expected_trials, ledger=dp.Ledger())

@@ -595,7 +595,7 @@ def _doctor() -> int:
 EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("matplotlib", "plots of dpopt bench adult-halfspace / rates (--out)", "pip install 'dpopt[bench]'"),
     ("diffprivlib", "baselines of dpopt bench objective-perturbation / linear", "pip install 'dpopt[bench]'"),
-    ("scikit-learn", "diffprivlib's baselines (needs scikit-learn<1.8)", "pip install 'dpopt[bench]'"),
+    ("scikit-learn", "dpopt.sklearn estimators; diffprivlib's baselines (<1.8)", "pip install 'dpopt[sklearn]'"),
     ("joblib", "parallel audits (dpopt.testing, n_jobs > 1)", "pip install 'dpopt[test]'"),
 )
 #: packages listed only when installed (dpopt does not use them yet)

@@ -353,8 +353,13 @@ class DPGradientDescent(_GradientMechanism):
         T ≥ 1 (default: module docstring; needs a constraint set or an L2Squared term).
     learning_rate : float, optional
         η > 0 (default 1/β from the declared smoothness).
-    clip : float, optional
-        Per-example ℓ2 clip norm C (default: the loss's declared ℓ2 Lipschitz constant).
+    clip : float, "adaptive" or "lipschitz", default "adaptive"
+        Per-example ℓ2 clip norm: adaptive clipping from C_0 = the loss's declared ℓ2
+        Lipschitz constant (module docstring), that constant fixed (``"lipschitz"``), or a
+        fixed number.
+    clip_quantile, clip_rate, clip_share : float
+        Adaptive clipping's target quantile γ ∈ (0, 1) (default 0.8), geometric rate η_C > 0
+        (0.2) and the count's share of each step's μ² in (0, 1) (0.05).
     output : {"average", "last"}
         The average of the iterates (default) or the last iterate.
     accountant : {"analytic", "pld"}
@@ -428,8 +433,11 @@ class DPSGD(_GradientMechanism):
         Poisson rate q ∈ (0, 1] (default 1/√n).
     steps : int, optional
         T ≥ 1 (default: DP-GD's default T).
-    learning_rate, clip, output, max_steps :
+    learning_rate, output, max_steps :
         As in :class:`DPGradientDescent`.
+    clip : float or "lipschitz", default "lipschitz"
+        A fixed per-example ℓ2 clip norm (default: the declared ℓ2 Lipschitz constant);
+        ``"adaptive"`` is refused (module docstring).
     **kwargs
         ``ledger`` as in :class:`Mechanism`.
     """
