@@ -147,14 +147,17 @@ class ClippedGradient:
 
     def sum_and_count(self, theta: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
         """(Σ_i clip_b(∇ℓ(θ; d_i)), #{i : ‖∇ℓ(θ; d_i)‖ ≤ b}) for a bound b ≤ L given now
-        (adaptive clipping: the bound changes every step; one pass over X)."""
-        y, norms = np.asarray(self.loss.data.y), self._x_norms
-        c = np.asarray(self.loss.dphi(np.asarray(self._X @ theta).ravel(), y), dtype=np.float64)
-        size = np.abs(c) * norms
+        (adaptive clipping: the bound changes every step; one pass over X, in place)."""
+        c = np.asarray(self.loss.dphi(np.asarray(self._X @ theta).ravel(), np.asarray(self.loss.data.y)),
+                       dtype=np.float64)
+        size = np.abs(c)
+        size *= self._x_norms
+        count = int(np.count_nonzero(size <= bound))
         cap = min(float(bound), self.bound) * (1.0 - _MARGIN)
-        over = size > cap
-        c[over] *= cap / size[over]
-        return np.asarray(self._X.T @ c).ravel(), int(np.count_nonzero(size <= bound))
+        np.maximum(size, cap, out=size)  # the scale min(1, cap/size) = cap / max(size, cap)
+        c *= cap
+        c /= size
+        return np.asarray(self._X.T @ c).ravel(), count
 
     def sum_over(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Σ_{i ∈ rows} clip_L(∇ℓ(θ; d_i)): the sum over a batch (DP-SGD)."""
