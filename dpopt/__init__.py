@@ -31,7 +31,7 @@ from dpopt.modeling.domains import IntegerGrid
 from dpopt.modeling.zero_one import ZeroOneLoss
 from dpopt.privacy.ledger import Ledger
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one version source: pyproject.toml reads it (tool.setuptools.dynamic)
 
 __all__ = [
     *_modeling_all, "DiscreteProblem", "IntegerGrid", "Ledger", "ZeroOneLoss", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OracleResult", "OracleStatus",

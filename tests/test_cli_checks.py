@@ -8,6 +8,7 @@ builds its data, no call to ``build`` at all (the test model writes a marker fil
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -129,6 +130,10 @@ def profile(tmp_path: Path, text: str) -> Path:
     ('backend = "scipy"\nmax_iterations = "lots"\n', ["max_iterations must be an integer ≥ 1", "lots"]),
     ('backend = "scipy"\nthreads = 0\n', ["threads must be an integer ≥ 1"]),
     ('backend = "scipy"\n[options]\nmaxiter = 5\n', ["'scipy' reads no [options]"]),
+    pytest.param('backend = "scip"\n[options]\n"limits/nodez" = 3\n', ["unknown SCIP parameter", "'limits/nodes'"],
+                 marks=pytest.mark.skipif(importlib.util.find_spec("pyscipopt") is None, reason="no pyscipopt")),
+    pytest.param('backend = "scip"\n[options]\n"limits/nodes" = "lots"\n', ["'limits/nodes' cannot take"],
+                 marks=pytest.mark.skipif(importlib.util.find_spec("pyscipopt") is None, reason="no pyscipopt")),
     ('backend = "scipy"\ntolerence = 1e-9\n', ["unknown keys", "did you mean 'tolerance'"]),
 ])
 def test_profile_mistakes_are_refused_before_the_script_runs(

@@ -330,3 +330,11 @@ def test_large_audits(cls, kw):
     for seed in range(3):
         res = _audit(cls, 1.0, 1e-3, 40_000, seed=seed, **kw)
         assert not res.violates, res.summary()
+
+
+@pytest.mark.parametrize("kw", [{"solver": "clarabel"}, {"time_limit": 5.0}])
+def test_an_explicit_solver_or_time_limit_is_refused_before_the_charge(kw):
+    ledger = dp.Ledger()
+    with pytest.raises(MechanismError, match="calls no solver"):
+        dp.DPGradientDescent(1.0, 1e-5, ledger=ledger).run(_logistic(), **kw)
+    assert ledger.spent == (0.0, 0.0)

@@ -10,7 +10,12 @@ import pytest
 import dpopt as dp
 from dpopt.compile.cvxpy_program import loss_expression
 from dpopt.errors import BudgetExceededError, MechanismError, ModelError, PrivacyParameterError
-from dpopt.mechanisms.bregman import compile_bregman_step, constraint_encoding, resolve_step_backend
+from dpopt.mechanisms.bregman import (
+    bregman_step,
+    compile_bregman_step,
+    constraint_encoding,
+    resolve_step_backend,
+)
 from dpopt.modeling import potentials as P
 from dpopt.modeling.losses import HuberLoss
 from dpopt.testing import audit, one_point_pair
@@ -45,7 +50,7 @@ def test_closed_form_step_matches_cvxpy(name, make, scale):
     prog = compile_bregman_step(pot)
     w = np.random.default_rng(int(10 * scale) + C.dim).normal(size=C.dim) * scale
     closed = pot.mirror_step(w).theta
-    res = prog.step(w, BACKEND)
+    res = bregman_step(prog, w, BACKEND)
     assert res.status == "optimal"
     f = lambda th: pot.value(th) - w @ th  # noqa: E731
     assert C.contains(closed, 1e-9)
@@ -91,7 +96,7 @@ def test_qnorm_step_and_gradient(make):
     rng = np.random.default_rng(1)
     for scale in (0.3, 3.0):
         w = rng.normal(size=C.dim) * scale
-        res = prog.step(w, BACKEND)
+        res = bregman_step(prog, w, BACKEND)
         assert res.status == "optimal"
         th = res.point.theta
         g = pot.gradient(res.point) - w

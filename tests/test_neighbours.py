@@ -1,4 +1,4 @@
-"""Whole-program neighbour tests (DESIGN.md, "Privacy rules"; issue 10).
+"""Whole-program neighbour tests (docs/design.md, "Privacy rules"; issue 10).
 
 The whole program is the mechanism: for neighbouring datasets D, D' (one row replaced),
 everything an analyst can observe besides the noisy output must be identical — released

@@ -295,3 +295,21 @@ def test_selection_large_audits():
         assert not res.violates, res.summary()
         res = _audit(PrivateSelection, EPS, EPS, 3, 20_000, seed=seed)  # real random stopping, full claim
         assert not res.violates, res.summary()
+
+
+def test_an_explicit_solver_no_candidate_uses_is_refused_before_the_charge():
+    """DP-GD calls no solver: an explicit solver is refused up front (nothing charged) instead
+    of being refused by a candidate inside the charged run."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 3)) / 2
+    data = dp.Dataset(X, np.where(X[:, 0] > 0, 1.0, -1.0), x_bound=1.0)
+    th = dp.Variable(3)
+    problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
+    ledger = dp.Ledger()
+    sel = dp.PrivateSelection(1.0, 1e-5, candidates=[{"steps": 5}, {"steps": 10}], stopping="papernot-steinke",
+                              expected_trials=2, ledger=ledger,
+                              build=lambda h, b: dp.DPGradientDescent(b.epsilon, b.delta, steps=h["steps"]))
+    with pytest.raises(MechanismError, match="no candidate calls a solver"):
+        sel.run(problem, solver="clarabel")
+    assert ledger.spent == (0.0, 0.0)
+    assert sel.run(problem, seed=0).private

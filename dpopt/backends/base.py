@@ -36,10 +36,15 @@ class Backend(ABC):
     #: "convex" or "mip"
     kind: ClassVar[str] = "convex"
 
+    def required_modules(self) -> tuple[str, ...]:
+        """The modules that must import for the backend to be usable."""
+        return (self.module,)
+
     def version(self) -> str | None:
-        """Installed version of the solver package, or None if it is missing."""
+        """Installed version of the solver package, or None if it (or a required module) is missing."""
         try:
-            importlib.import_module(self.module)
+            for module in self.required_modules():
+                importlib.import_module(module)
         except Exception:  # noqa: BLE001 — any import failure means unusable
             return None
         try:
@@ -74,13 +79,34 @@ class Backend(ABC):
     def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         """Solve the prepared problem with linear term ``b`` (None: keep the current one)."""
 
+    def prepare_for(self, problem: AnyProblem, options: SolveOptions) -> Any:
+        """Compile ``problem`` for a solve with ``options`` (default: :meth:`prepare`).
+
+        A backend whose compilation reads a profile option (``highs-grouped``'s
+        ``enumerate``) overrides this; everyone else inherits it.
+        """
+        return self.prepare(problem)
+
     def solve_problem(self, problem: AnyProblem, options: SolveOptions | None = None) -> OracleResult:
-        """Convenience: check, prepare and solve once."""
+        """Check, prepare and solve once with the problem's own perturbation.
+
+        The one convenience path of every backend: :meth:`require`, :meth:`check`,
+        :meth:`prepare_for`, then :meth:`solve` with :func:`perturbation_of` the problem
+        (η of a DiscreteProblem, ``b`` of a convex Problem's perturbation).
+        """
+        options = options or SolveOptions()
         self.require()
         self.check(problem)
-        prepared = self.prepare(problem)
-        if isinstance(problem, DiscreteProblem):
-            b = problem.eta
-        else:
-            b = None if problem.perturbation is None else problem.perturbation.b
-        return self.solve(prepared, b, options or SolveOptions())
+        prepared = self.prepare_for(problem, options)
+        return self.solve(prepared, perturbation_of(problem), options)
+
+
+def perturbation_of(problem: AnyProblem) -> np.ndarray | None:
+    """The noise vector a backend's :meth:`Backend.solve` takes for ``problem``.
+
+    η for a :class:`DiscreteProblem` (None: unperturbed), the linear term ``b`` of a convex
+    Problem's perturbation (None without one).
+    """
+    if isinstance(problem, DiscreteProblem):
+        return problem.eta
+    return None if problem.perturbation is None else problem.perturbation.b

@@ -3,9 +3,15 @@
 Each case builds a small canonical problem, solves it through the backend and
 checks the answer against a backend-independent truth: a closed form where one
 exists, otherwise dpopt's own gradient-mapping certificate (a proven distance to
-the exact optimum).  Status reporting is checked too: an infeasible program
-must come back INFEASIBLE and uncertified, a solve cut by a time limit must not
-claim certification.  Third-party backends can run it with::
+the exact optimum).  The discrete cases (``discrete-*``: OPDisc's normalized, OPSamp's
+linear and RSPM's separator-table perturbations of a small 0/1-loss problem over an
+IntegerGrid) are checked against exhaustive enumeration
+(:func:`~dpopt.modeling.discrete.brute_force`): the answer must be certified and be the
+unique argmin.  Status reporting is checked too: an infeasible program must come back
+INFEASIBLE and uncertified, a solve cut by a time limit must not claim certification
+(``time-limit`` for convex backends, ``discrete-time-limit`` for MIP backends).  A backend
+that cannot solve a case's kind of problem refuses it clearly (the case is skipped, saying
+why).  Third-party backends can run it with::
 
     from dpopt.backends.conformance import run_suite
     failures = run_suite("mybackend")
@@ -19,17 +25,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpopt.backends import registry
-from dpopt.backends.base import Backend
+from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling import losses as L
 from dpopt.modeling import sets as S
 from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind, brute_force
+from dpopt.modeling.domains import IntegerGrid
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import certify
 from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.modeling.schema import Numeric, Schema
 from dpopt.modeling.variable import Variable
+from dpopt.modeling.zero_one import ZeroOneLoss
 
 #: distance to the exact optimum a conforming backend must reach on the canonical cases
 DISTANCE_TOLERANCE = 1e-4
@@ -107,7 +117,7 @@ def _canonical() -> dict[str, Callable[[], Problem]]:
     }
 
 
-def _solve(backend: Backend, problem: Problem, options: SolveOptions) -> Outcome | OracleResult:
+def _solve(backend: Backend, problem: AnyProblem, options: SolveOptions) -> Outcome | OracleResult:
     try:
         backend.check(problem)
     except BackendCapabilityError as exc:
@@ -115,9 +125,28 @@ def _solve(backend: Backend, problem: Problem, options: SolveOptions) -> Outcome
     return backend.solve_problem(problem, options)
 
 
+#: the discrete cases: name → the perturbation kind of its oracle problem
+DISCRETE_CASES: dict[str, PerturbationKind] = {
+    "discrete-opdisc": "normalized", "discrete-opsamp": "linear", "discrete-rspm": "levels",
+}
+
+
+def discrete_problem(n: int, d: int, grid: IntegerGrid, *, seed: int,
+                     kind: PerturbationKind = "normalized") -> DiscreteProblem:
+    """A 0/1-loss problem over ``grid`` on features declared as multiples of 1/4 in [−1, 1],
+    with weights 1 to 3 and a noise draw of ``kind``."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-4, 5, size=(n, d)) / 4.0
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0.0, 0.5, n) > 0, 1.0, -1.0)
+    data = Dataset(X, y, schema=Schema.uniform(d, Numeric(-1, 1, grid="1/4")))
+    weights = rng.integers(1, 4, size=n).astype(float)
+    problem = DiscreteProblem(ZeroOneLoss(data, Variable(d), grid, weights=weights, weight_bound=3.0)).with_kind(kind)
+    return problem.with_eta(rng.normal(0.0, 2.0, problem.noise_size))
+
+
 def case_names() -> list[str]:
     """Names of every conformance case."""
-    return ["ridge-closed-form", *_canonical(), "infeasible", "time-limit"]
+    return ["ridge-closed-form", *_canonical(), "infeasible", "time-limit", *DISCRETE_CASES, "discrete-time-limit"]
 
 
 def run_case(backend_name: str, case: str) -> Outcome:
@@ -138,6 +167,10 @@ def run_case(backend_name: str, case: str) -> Outcome:
         return _infeasible(backend)
     if case == "time-limit":
         return _time_limit(backend)
+    if case in DISCRETE_CASES:
+        return _discrete(backend, case)
+    if case == "discrete-time-limit":
+        return _discrete_time_limit(backend)
     problem = _canonical()[case]()
     r = _solve(backend, problem, opts)
     if isinstance(r, Outcome):
@@ -181,6 +214,37 @@ def _time_limit(backend: Backend) -> Outcome:
                       SolveOptions(time_limit=1e-4, tolerance=1e-14, distance_tolerance=1e-14))
     ok = not r.certified and r.status is not OracleStatus.OPTIMAL
     return Outcome("time-limit", backend.name, "passed" if ok else "failed", r.summary())
+
+
+def _discrete(backend: Backend, case: str) -> Outcome:
+    """A small discrete problem of the case's kind against exhaustive enumeration."""
+    problem = discrete_problem(24, 3, IntegerGrid(0.5, -1.0, 1.0, l2_bound=1.2), seed=14,
+                               kind=DISCRETE_CASES[case])
+    r = _solve(backend, problem, SolveOptions(threads=1))
+    if isinstance(r, Outcome):
+        return Outcome(case, backend.name, r.verdict, r.detail)
+    w_bf, v_bf = brute_force(problem)
+    if r.solution is None:
+        return Outcome(case, backend.name, "failed", f"no solution: {r.summary()}")
+    exact = bool(np.array_equal(r.solution, w_bf)) and abs(problem.objective(r.solution) - v_bf) <= 1e-9
+    ok = r.certified and r.status is OracleStatus.OPTIMAL and exact
+    return Outcome(case, backend.name, "passed" if ok else "failed",
+                   f"{r.summary()}; {'the' if exact else 'NOT the'} enumerated argmin")
+
+
+def _discrete_time_limit(backend: Backend) -> Outcome:
+    """A discrete problem far too large for the time limit: the answer must not be certified."""
+    problem = discrete_problem(1500, 10, IntegerGrid(1.0, -4.0, 4.0), seed=15)
+    try:
+        backend.check(problem)
+        prepared = backend.prepare_for(problem, SolveOptions())
+    except BackendCapabilityError as exc:
+        return Outcome("discrete-time-limit", backend.name, "skipped", f"refused clearly: {exc}")
+    r = backend.solve(prepared, problem.eta, SolveOptions(time_limit=0.05, threads=1))
+    ok = not r.certified and r.status is not OracleStatus.OPTIMAL
+    if r.status is OracleStatus.LIMIT:
+        ok = ok and r.limit == "time"
+    return Outcome("discrete-time-limit", backend.name, "passed" if ok else "failed", r.summary())
 
 
 def run_suite(backend_name: str) -> list[Outcome]:

@@ -114,13 +114,6 @@ class CpSatBackend(Backend):
         self.check(problem)
         return PreparedCpSat(program=compile_cpsat(problem), eta=problem.eta)
 
-    def solve_problem(self, problem: Any, options: SolveOptions | None = None) -> OracleResult:
-        """Check, prepare and solve once with the problem's own η."""
-        self.require()
-        self.check(problem)
-        prepared = self.prepare(problem)
-        return self.solve(prepared, None, options or SolveOptions())
-
     # ------------------------------------------------------------------ solve
     def _solver(self, options: SolveOptions, remaining: float | None, n: int, d: int) -> Any:
         from ortools.sat.python import cp_model

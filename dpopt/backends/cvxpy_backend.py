@@ -27,15 +27,15 @@ _STATUS = {
 
 
 def is_qp(problem: Problem) -> bool:
-    """Whether the compiled problem is a QP (quadratic objective, polyhedral constraints)."""
+    """Whether the compiled problem is a QP (quadratic objective, polyhedral constraints).
+
+    Read from the declarations ``ConstraintSet.polyhedral`` and ``Regularizer.qp_representable``.
+    """
     from dpopt.modeling import losses as L
-    from dpopt.modeling import sets as S
 
     quadratic_loss = isinstance(problem.loss, (L.SquaredLoss, L.HuberLoss))
-    polyhedral = problem.constraint is None or isinstance(
-        problem.constraint, (S.L1Ball, S.LinfBall, S.Simplex, S.VertexPolytope)
-    )
-    return quadratic_loss and polyhedral
+    polyhedral = problem.constraint is None or problem.constraint.polyhedral
+    return quadratic_loss and polyhedral and all(r.qp_representable for r in problem.regularizers)
 
 
 class CvxpyBackend(Backend):

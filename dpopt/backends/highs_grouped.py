@@ -125,10 +125,9 @@ class HighsGroupedBackend(Backend):
         except ModelError as exc:
             raise BackendCapabilityError(f"backend 'highs-grouped': {exc}") from None
 
-    def solve_problem(self, problem: Any, options: SolveOptions | None = None) -> OracleResult:
-        options = options or SolveOptions()
-        prepared = self.prepare(problem, options.extra.get("enumerate", "auto"))
-        return self.solve(prepared, problem.eta, options)
+    def prepare_for(self, problem: Any, options: SolveOptions) -> GroupedPrepared:
+        """Compile with the profile's declared split (``extra["enumerate"]``, default "auto")."""
+        return self.prepare(problem, options.extra.get("enumerate", "auto"))
 
     def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         """Solve with noise ``b`` = η (None: no perturbation)."""

@@ -134,6 +134,27 @@ def _highs(backend: str, options: dict[str, Any], where: str) -> None:
             )
 
 
+def _scip(backend: str, options: dict[str, Any], where: str) -> None:
+    """SCIP parameters (``limits/nodes``, ``numerics/feastol``, …): names from SCIP's own list,
+    values set on a fresh, empty model (no data)."""
+    try:
+        import pyscipopt
+    except Exception:  # noqa: BLE001 — not installed: the run fails on require() anyway
+        return
+    model = pyscipopt.Model()
+    model.hideOutput()
+    known = list(model.getParams())
+    for name, value in options.items():
+        if name not in known:
+            raise SolverOptionError(f"{where}: unknown SCIP parameter {name!r}{suggest(name, known)}")
+        try:
+            if isinstance(value, bool) != isinstance(model.getParam(name), bool):
+                raise ValueError
+            model.setParam(name, value)
+        except (ValueError, TypeError, KeyError, LookupError):
+            raise SolverOptionError(f"{where}: SCIP parameter {name!r} cannot take {value!r}") from None
+
+
 _HIGHS_TYPES = {"kBool": "true or false", "kInt": "an integer", "kDouble": "a number", "kString": "a string"}
 
 
@@ -279,6 +300,7 @@ _CHECKERS: dict[str, Callable[[str, dict[str, Any], str], None]] = {
     "highs": _highs,
     "highs-grouped": _highs,
     "cpsat": _cpsat,
+    "scip": _scip,
     "clarabel": _cvxpy_solver,
     "scs": _cvxpy_solver,
     "osqp": _cvxpy_solver,

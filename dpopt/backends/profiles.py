@@ -165,7 +165,9 @@ def _scipy_first(problem: AnyProblem) -> bool:
     term, d ≤ 2000) it is the fastest certified solver."""
     if not isinstance(problem, Problem):
         return False
-    if type(problem.constraint).__name__ == "LinfBall":
+    from dpopt.modeling.sets import LinfBall
+
+    if isinstance(problem.constraint, LinfBall):  # a box: L-BFGS-B's bounds
         return True
     from dpopt.backends.scipy_backend import ScipyBackend
 

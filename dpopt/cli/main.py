@@ -581,6 +581,7 @@ def _doctor() -> int:
                          getattr(b, "kind", "?"), getattr(b, "description", "")])
         except Exception as exc:  # noqa: BLE001 — a broken plug-in is reported, not fatal
             rows.append([name, "no", "-", "?", f"failed to load: {type(exc).__name__}: {exc}"])
+    rows += [[name, "no", "-", "?", why] for name, why in registry.failures().items()]
     _table("Solver backends", ["backend", "installed", "version", "kind", "description"], rows)
 
     _out("")
@@ -597,10 +598,10 @@ EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("diffprivlib", "baselines of dpopt bench objective-perturbation / linear", "pip install 'dpopt[bench]'"),
     ("scikit-learn", "dpopt.sklearn estimators; diffprivlib's baselines (<1.8)", "pip install 'dpopt[sklearn]'"),
     ("joblib", "parallel audits (dpopt.testing, n_jobs > 1)", "pip install 'dpopt[test]'"),
+    ("pyscipopt", "the 'scip' MIP backend (SCIP, bundled in its wheels)", "pip install 'dpopt[scip]'"),
 )
 #: packages listed only when installed (dpopt does not use them yet)
 IF_PRESENT: tuple[tuple[str, str], ...] = (
-    ("pyscipopt", "not used by dpopt's backends (no SCIP backend is registered)"),
     ("dask", "not used by dpopt"),
 )
 

@@ -7,6 +7,26 @@ the problem (cvxpy's DPP cache).  The objective is the *normalized* one,
     (1/n) Σ_k c_k φ(⟨x_k, θ⟩, y_k) + regularizers(θ) + (ζ/2)‖θ − θ₀‖² + ⟨b, θ⟩,
 
 with identical rows aggregated into counts c_k (exact).
+
+Extension points
+----------------
+One :func:`functools.singledispatch` registry per model part, each dispatching
+on the part's class (a subclass inherits its base's encoding unless it
+registers its own):
+
+* :func:`loss_phi` — a :class:`~dpopt.modeling.losses.Loss`:
+  ``Σ_k c_k φ(z_k, y_k)`` for the margins ``z = Xθ``;
+* :func:`set_constraints` — a :class:`~dpopt.modeling.sets.ConstraintSet`:
+  the constraints expressing ``θ ∈ C``;
+* :func:`regularizer_term` — a :class:`~dpopt.modeling.regularizers.Regularizer`:
+  its expression and any auxiliary constraints.
+
+A class with no registration is refused with a :class:`~dpopt.errors.ModelError`
+naming it and the decorator to use, never skipped.  A new set, for example::
+
+    @set_constraints.register
+    def _(constraint: MyBall, theta: cp.Variable) -> list[cp.Constraint]:
+        return [cp.norm(theta, 2) <= constraint.radius(2)]
 """
 
 from __future__ import annotations
@@ -18,13 +38,23 @@ import cvxpy as cp
 import numpy as np
 
 from dpopt.compile.aggregate import aggregate_rows
+from dpopt.compile.submodular_cvxpy import make_problem, norm_ball_constraints, norm_term
 from dpopt.errors import ModelError
 from dpopt.modeling import losses as L
 from dpopt.modeling import sets as S
 from dpopt.modeling import structured_sets as T
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.regularizers import L1Norm, L2Squared
+from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
+
+__all__ = [
+    "CvxpyProgram",
+    "compile_cvxpy",
+    "loss_expression",
+    "loss_phi",
+    "regularizer_term",
+    "set_constraints",
+]
 
 
 @dataclass
@@ -45,72 +75,187 @@ class CvxpyProgram:
         self.b.value = np.asarray(b, dtype=np.float64)
 
 
+def _unregistered(obj: object, kind: str, registry: str) -> ModelError:
+    name = type(obj).__name__
+    return ModelError(
+        f"{name} has no cvxpy encoding: register one for the {kind} with "
+        f"@dpopt.compile.cvxpy_program.{registry}.register on a function whose first "
+        f"argument is annotated {name}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Losses
+# ---------------------------------------------------------------------------
+
+
 def loss_expression(loss: L.Loss, theta: cp.Variable) -> cp.Expression:
     """The average loss as a cvxpy expression (rows aggregated)."""
     X, y, c = aggregate_rows(loss.data.X, loss.data.y)
     n = loss.data.n
     z = X @ theta
-    return _phi(loss, z, y, c) / n
+    return loss_phi(loss, z, y, c) / n
 
 
 @singledispatch
-def _phi(loss: L.Loss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
-    raise ModelError(f"{type(loss).__name__} has no cvxpy encoding")
+def loss_phi(loss: L.Loss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
+    """``Σ_k c_k φ(z_k, y_k)``: the count-weighted sum of the loss over aggregated rows.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss (dispatch is on its class).
+    z : cvxpy.Expression, shape (k,)
+        The margins ``X θ`` of the distinct rows.
+    y : numpy.ndarray, shape (k,)
+        Their labels.
+    c : numpy.ndarray, shape (k,)
+        Their counts.
+
+    Raises
+    ------
+    ModelError
+        When no encoding is registered for the loss's class.
+    """
+    raise _unregistered(loss, "loss", "loss_phi")
 
 
-@_phi.register
+_phi = loss_phi  # the former private name
+
+
+@loss_phi.register
 def _(loss: L.SquaredLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum_squares(cp.multiply(np.sqrt(c), z - y))
 
 
-@_phi.register
+@loss_phi.register
 def _(loss: L.LogisticLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum(cp.multiply(c, cp.logistic(cp.multiply(-y, z))))
 
 
-@_phi.register
+@loss_phi.register
 def _(loss: L.HuberLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     # cvxpy's huber(r, M) = r² for |r| ≤ M, 2M|r| − M² beyond: twice ours
     return 0.5 * cp.sum(cp.multiply(c, cp.huber(z - y, loss.h)))  # type: ignore[arg-type]
 
 
-@_phi.register
+@loss_phi.register
 def _(loss: L.SmoothedHingeLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     t = cp.pos(1 - cp.multiply(y, z))
     return cp.sum(cp.multiply(c, cp.huber(t, loss.h))) / (2 * loss.h)  # type: ignore[arg-type]
 
 
-@_phi.register
+@loss_phi.register
 def _(loss: L.HingeLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum(cp.multiply(c, cp.pos(1 - cp.multiply(y, z))))
 
 
-def set_constraints(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
-    """cvxpy constraints expressing θ ∈ C."""
-    if isinstance(constraint, S.L2Ball):
-        return [cp.norm(theta, 2) <= constraint.radius(2)]
-    if isinstance(constraint, S.L1Ball):
-        return [cp.norm(theta, 1) <= constraint.radius(1)]
-    if isinstance(constraint, S.LinfBall):
-        r = constraint.radius("inf")
-        return [theta <= r, theta >= -r]
-    if isinstance(constraint, S.Simplex):
-        return [theta >= 0, cp.sum(theta) == constraint.radius(1)]
-    if isinstance(constraint, S.VertexPolytope):
-        V = constraint.vertices()
-        lam = cp.Variable(V.shape[0], nonneg=True)
-        return [theta == V.T @ lam, cp.sum(lam) == 1]
-    if isinstance(constraint, SubmodularNormBall):
-        from dpopt.compile.submodular_cvxpy import norm_ball_constraints
+# ---------------------------------------------------------------------------
+# Constraint sets
+# ---------------------------------------------------------------------------
 
-        return norm_ball_constraints(constraint, theta)
-    if isinstance(constraint, T.GroupL1Ball):
-        return [cp.sum(cp.hstack([cp.norm(theta[g], 2) for g in constraint.groups])) <= constraint.r]
-    if isinstance(constraint, T.NuclearNormBall):
-        return [cp.normNuc(cp.reshape(theta, constraint.shape, order="C")) <= constraint.r]
-    if isinstance(constraint, T.HPolytope):
-        return [constraint.A @ theta <= constraint.b]
-    raise ModelError(f"{type(constraint).__name__} has no cvxpy encoding")
+
+@singledispatch
+def set_constraints(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
+    """cvxpy constraints expressing ``θ ∈ C`` (dispatch on the set's class).
+
+    A set that declares ``polyhedral = True`` must be encoded with linear
+    constraints only (QP-only backends rely on it).
+
+    Raises
+    ------
+    ModelError
+        When no encoding is registered for the set's class.
+    """
+    raise _unregistered(constraint, "constraint set", "set_constraints")
+
+
+@set_constraints.register
+def _(constraint: S.L2Ball, theta: cp.Variable) -> list[cp.Constraint]:
+    return [cp.norm(theta, 2) <= constraint.r]
+
+
+@set_constraints.register
+def _(constraint: S.L1Ball, theta: cp.Variable) -> list[cp.Constraint]:
+    return [cp.norm(theta, 1) <= constraint.radius(1)]
+
+
+@set_constraints.register
+def _(constraint: S.LinfBall, theta: cp.Variable) -> list[cp.Constraint]:
+    r = constraint.radius("inf")
+    return [theta <= r, theta >= -r]
+
+
+@set_constraints.register
+def _(constraint: S.Simplex, theta: cp.Variable) -> list[cp.Constraint]:
+    return [theta >= 0, cp.sum(theta) == constraint.radius(1)]
+
+
+@set_constraints.register
+def _(constraint: S.VertexPolytope, theta: cp.Variable) -> list[cp.Constraint]:
+    V = constraint.vertices()
+    lam = cp.Variable(V.shape[0], nonneg=True)
+    return [theta == V.T @ lam, cp.sum(lam) == 1]
+
+
+@set_constraints.register
+def _(constraint: SubmodularNormBall, theta: cp.Variable) -> list[cp.Constraint]:
+    return norm_ball_constraints(constraint, theta)
+
+
+@set_constraints.register
+def _(constraint: T.GroupL1Ball, theta: cp.Variable) -> list[cp.Constraint]:
+    return [cp.sum(cp.hstack([cp.norm(theta[g], 2) for g in constraint.groups])) <= constraint.r]
+
+
+@set_constraints.register
+def _(constraint: T.NuclearNormBall, theta: cp.Variable) -> list[cp.Constraint]:
+    return [cp.normNuc(cp.reshape(theta, constraint.shape, order="C")) <= constraint.r]
+
+
+@set_constraints.register
+def _(constraint: T.HPolytope, theta: cp.Variable) -> list[cp.Constraint]:
+    return [constraint.A @ theta <= constraint.b]
+
+
+# ---------------------------------------------------------------------------
+# Regularizers
+# ---------------------------------------------------------------------------
+
+
+@singledispatch
+def regularizer_term(reg: Regularizer, theta: cp.Variable) -> tuple[cp.Expression, list[cp.Constraint]]:
+    """The regularizer as a cvxpy expression and the auxiliary constraints it needs.
+
+    A regularizer that declares ``qp_representable = True`` must be encoded by
+    quadratic or piecewise-linear atoms and linear constraints.
+
+    Raises
+    ------
+    ModelError
+        When no encoding is registered for the regularizer's class.
+    """
+    raise _unregistered(reg, "regularizer", "regularizer_term")
+
+
+@regularizer_term.register
+def _(reg: L2Squared, theta: cp.Variable) -> tuple[cp.Expression, list[cp.Constraint]]:
+    return 0.5 * reg.lam * cp.sum_squares(theta), []
+
+
+@regularizer_term.register
+def _(reg: L1Norm, theta: cp.Variable) -> tuple[cp.Expression, list[cp.Constraint]]:
+    return reg.lam * cp.norm(theta, 1), []
+
+
+@regularizer_term.register
+def _(reg: SubmodularNorm, theta: cp.Variable) -> tuple[cp.Expression, list[cp.Constraint]]:
+    return norm_term(reg, theta)  # Ω∞: an exact atom, or an epigraph variable with cutting planes
+
+
+# ---------------------------------------------------------------------------
+# The program
+# ---------------------------------------------------------------------------
 
 
 def compile_cvxpy(problem: Problem, *, linear_parameter: bool = True) -> CvxpyProgram:
@@ -128,16 +273,9 @@ def compile_cvxpy(problem: Problem, *, linear_parameter: bool = True) -> CvxpyPr
     terms = [loss_expression(problem.loss, theta)]
     norm_constraints: list[cp.Constraint] = []
     for r in problem.regularizers:
-        if isinstance(r, L2Squared):
-            terms.append(0.5 * r.lam * cp.sum_squares(theta))
-        elif isinstance(r, L1Norm):
-            terms.append(r.lam * cp.norm(theta, 1))
-        elif isinstance(r, SubmodularNorm):  # Ω∞: exact atom or cutting planes
-            from dpopt.compile.submodular_cvxpy import norm_term
-
-            expr, extra = norm_term(r, theta)
-            terms.append(expr)
-            norm_constraints += extra
+        expr, extra = regularizer_term(r, theta)
+        terms.append(expr)
+        norm_constraints += extra
     p = problem.perturbation
     b_param = None
     if p is not None or linear_parameter:
@@ -151,7 +289,5 @@ def compile_cvxpy(problem: Problem, *, linear_parameter: bool = True) -> CvxpyPr
     objective = terms[0]
     for t in terms[1:]:
         objective = objective + t
-    from dpopt.compile.submodular_cvxpy import make_problem
-
     prog = make_problem(cp.Minimize(objective), constraints)  # cp.Problem unless Ω∞ cuts are present
     return CvxpyProgram(prog, theta, b_param, problem)

@@ -13,6 +13,7 @@ Variables
     ‖w‖² = τ² s with s an integer); one error boolean ``e_i`` per aggregated row.
 
 Data (exact integer scaling, from the declaration)
+    The one exact scaling of every MIP compiler, :func:`dpopt.compile.mip_pyomo.integer_rows`.
     The data carry a declared :class:`~dpopt.modeling.schema.Schema`, so A = s·X
     (``ZeroOneLoss.integer_rows``, s = ``schema.scale``) is an exact integer matrix, the
     same one every discrete backend uses.  The label is folded in (z_i = y_i a_i) and the
@@ -70,9 +71,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpopt.compile.mip_pyomo import IntegerRows, integer_rows
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.zero_one import ZeroOneLoss
+
+__all__ = ["CpSatProgram", "IntegerRows", "RoundedObjective", "check_declared_activity", "compile_cpsat",
+           "integer_rows"]
 
 #: default objective scale Q (a power of two)
 DEFAULT_SCALE = 2**30
@@ -88,34 +93,6 @@ _MAX_ACTIVITY = 2**60
 Encoding = Literal["indicator", "big-m"]
 
 
-@dataclass(frozen=True)
-class IntegerRows:
-    """The 0/1 loss on integer data: Σ_i weights_i 1[⟨Z_i, k⟩ ≤ 0] + constant.
-
-    Attributes
-    ----------
-    Z : ndarray of int64, shape (m, d)
-        Primitive integer rows (gcd 1) with the label folded in, pairwise distinct.
-    weights : ndarray, shape (m,)
-        Summed positive weights of the merged rows.
-    constant : float
-        Total weight of rows with x_i = 0 (an error for every w).
-    scale : int
-        The schema's common denominator s.
-    """
-
-    Z: np.ndarray
-    weights: np.ndarray
-    constant: float
-    scale: int
-
-    def loss(self, k: np.ndarray) -> float:
-        """The 0/1 loss at integer ``k``, with exact integer margins."""
-        k = np.asarray(k, dtype=np.int64)
-        margins = self.Z @ k
-        return float(self.constant + self.weights[margins <= 0].sum())
-
-
 def check_declared_activity(loss: ZeroOneLoss, kmax: np.ndarray | None) -> None:
     """ModelError unless Σ_j β_j·max|k_j| < 2⁶⁰/4 for the declared bounds β_j = ``integer_bound(j)``.
 
@@ -129,52 +106,6 @@ def check_declared_activity(loss: ZeroOneLoss, kmax: np.ndarray | None) -> None:
     if sum(int(b) * k for b, k in zip(schema.integer_bounds(), km, strict=True)) >= _MAX_ACTIVITY // 4:
         raise ModelError("the declared schema and domain allow integer margins too large for CP-SAT (int64); "
                          "declare coarser feature grids or use a smaller domain")
-
-
-def integer_rows(loss: ZeroOneLoss, *, kmax: np.ndarray | None = None,
-                 allow_approximation: float | None = None) -> IntegerRows:
-    """The data of ``loss`` as merged primitive integer rows (see the module docstring).
-
-    Parameters
-    ----------
-    loss : ZeroOneLoss
-        The (weighted) 0/1 loss on data with a schema.
-    kmax : ndarray, optional
-        Bound on |k_j|; with the declared bounds it decides the int64 check.
-    allow_approximation : float, optional
-        Reserved.  Rounding the data is not supported (the 0/1 loss is discontinuous in
-        the data, so no small α bounds the effect); anything but None raises ModelError.
-
-    Raises
-    ------
-    ModelError
-        If approximation is asked for, or the declared bounds allow margins beyond int64
-        (:func:`check_declared_activity`; a decision on declarations only).
-    """
-    if allow_approximation is not None:
-        raise ModelError(
-            "approximate integer scaling of the data is not supported: the 0/1 loss is "
-            "discontinuous in the data, so rounding x can change the loss by a whole row weight; "
-            "declare the feature grid in the Dataset's schema instead"
-        )
-    check_declared_activity(loss, kmax)
-    y, c = loss.data.y, loss.weights
-    d = loss.variable.size
-    A = loss.integer_rows()
-    g = np.gcd.reduce(np.abs(A), axis=1)
-    zero = g == 0
-    Z = (A[~zero] // g[~zero, None]) * y[~zero, None].astype(np.int64)
-    w = c[~zero]
-    keep = w > 0
-    Z, w = Z[keep], w[keep]
-    Zu: np.ndarray
-    wu: np.ndarray
-    if Z.shape[0]:
-        Zu, back = np.unique(Z, axis=0, return_inverse=True)
-        wu = np.bincount(back.reshape(-1), weights=w, minlength=Zu.shape[0])
-    else:
-        Zu, wu = np.zeros((0, d), dtype=np.int64), np.zeros(0)
-    return IntegerRows(Z=Zu.astype(np.int64), weights=wu, constant=float(c[zero].sum()), scale=int(loss.scale))
 
 
 @dataclass(frozen=True)
@@ -250,7 +181,8 @@ class CpSatProgram:
         if self.klow > self.khigh:
             raise ModelError("no grid point satisfies the ℓ2 bound in every coordinate range")
         self.kmax = np.full(d, max(abs(self.klow), abs(self.khigh)), dtype=np.int64)
-        self.rows = integer_rows(problem.loss, kmax=self.kmax, allow_approximation=allow_approximation)
+        check_declared_activity(problem.loss, self.kmax)  # the declared int64 bound, before the data are read
+        self.rows = integer_rows(problem.loss, allow_approximation=allow_approximation)
 
         m = cp_model.CpModel()
         self.k = [m.new_int_var(self.klow, self.khigh, f"k{j}") for j in range(d)]

@@ -18,7 +18,7 @@ s = ``schema.scale`` (Adult's ``paper23`` encoding: s = lcm(90, 16, 99) = 7920),
 are mapped onto it row by row when the Dataset is built.  So a_i = s·y_i·x_i is an integer
 vector (``ZeroOneLoss.integer_rows``, computed from grid indices, never by reading a
 float as a rational); dividing it by the gcd g_i of its entries gives the primitive
-vector b_i, and on the grid
+vector b_i (:func:`integer_rows`, the one exact scaling every MIP compiler uses), and on the grid
 
     y_i⟨x_i, w⟩ > 0  ⟺  ⟨b_i, k⟩ > 0  ⟺  ⟨b_i, k⟩ ≥ 1      (⟨b_i, k⟩ ∈ ℤ).
 
@@ -85,6 +85,7 @@ import numpy as np
 
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.modeling.zero_one import ZeroOneLoss
 
 #: largest |coefficient| or big-M the model may contain (exact in double, and well
 #: inside the range where HiGHS's feasibility tolerances cannot blur a unit margin)
@@ -127,10 +128,84 @@ def check_declared_coefficients(problem: DiscreteProblem) -> None:
                          "declare coarser feature grids (a smaller common denominator) or use a smaller domain")
 
 
-def labelled_rows(problem: DiscreteProblem) -> np.ndarray:
-    """s·y_i·x_i (n × d, int64): the exact integer margins' rows."""
-    loss = problem.loss
-    return loss.integer_rows() * loss.data.y.astype(np.int64)[:, None]
+@dataclass(frozen=True)
+class IntegerRows:
+    """The 0/1 loss on integer data: Σ_i weights_i 1[⟨Z_i, k⟩ ≤ 0] + constant.
+
+    Attributes
+    ----------
+    Z : ndarray of int64, shape (m, d)
+        Primitive integer rows (gcd 1) with the label folded in, pairwise distinct.
+    weights : ndarray, shape (m,)
+        Summed positive weights of the merged rows.
+    constant : float
+        Total weight of rows with x_i = 0 (an error for every w).
+    scale : int
+        The schema's common denominator s.
+    """
+
+    Z: np.ndarray
+    weights: np.ndarray
+    constant: float
+    scale: int
+
+    def loss(self, k: np.ndarray) -> float:
+        """The 0/1 loss at integer ``k``, with exact integer margins."""
+        k = np.asarray(k, dtype=np.int64)
+        margins = self.Z @ k
+        return float(self.constant + self.weights[margins <= 0].sum())
+
+
+def integer_rows(loss: ZeroOneLoss, *, allow_approximation: float | None = None) -> IntegerRows:
+    """The exact integer scaling of every MIP compiler: merged primitive rows with the label folded in.
+
+    A = s·X (``ZeroOneLoss.integer_rows``, from the schema's grid indices; s = ``schema.scale``);
+    row i becomes z_i = y_i·a_i / gcd(a_i), so for an integer k,
+    ``y_i⟨x_i, w⟩ > 0 ⟺ ⟨z_i, k⟩ ≥ 1`` exactly (a margin of exactly zero is an error).  Rows
+    with a_i = 0 are errors for every w (their weight is the constant); rows of weight 0 are
+    dropped; identical z_i are merged with their weights summed (this merges identical
+    (x, y) pairs and rows that are positive multiples of each other).  Nothing is decided
+    from a value: the size checks are the compilers' own, on the declaration
+    (:func:`check_declared_coefficients`, ``mip_cpsat.check_declared_activity``).
+
+    Parameters
+    ----------
+    loss : ZeroOneLoss
+        The (weighted) 0/1 loss on data with a schema.
+    allow_approximation : float, optional
+        Reserved.  Rounding the data is not supported (the 0/1 loss is discontinuous in
+        the data, so no small α bounds the effect); anything but None raises ModelError.
+
+    Raises
+    ------
+    ModelError
+        If approximation is asked for, or the data have no schema.
+    """
+    if allow_approximation is not None:
+        raise ModelError(
+            "approximate integer scaling of the data is not supported: the 0/1 loss is "
+            "discontinuous in the data, so rounding x can change the loss by a whole row weight; "
+            "declare the feature grid in the Dataset's schema instead"
+        )
+    if loss.data.schema is None:
+        raise ModelError("the 0/1-loss MIP needs data with a declared schema (Dataset(..., schema=...))")
+    y, c = loss.data.y, np.asarray(loss.weights, dtype=np.float64)
+    d = loss.variable.size
+    A = loss.integer_rows()
+    g = np.gcd.reduce(np.abs(A), axis=1)
+    zero = g == 0
+    Z = (A[~zero] // g[~zero, None]) * y[~zero, None].astype(np.int64)
+    w = c[~zero]
+    keep = w > 0
+    Z, w = Z[keep], w[keep]
+    Zu: np.ndarray
+    wu: np.ndarray
+    if Z.shape[0]:
+        Zu, back = np.unique(Z, axis=0, return_inverse=True)
+        wu = np.bincount(back.reshape(-1), weights=w, minlength=Zu.shape[0])
+    else:
+        Zu, wu = np.zeros((0, d), dtype=np.int64), np.zeros(0)
+    return IntegerRows(Z=Zu.astype(np.int64), weights=wu, constant=float(c[zero].sum()), scale=int(loss.scale))
 
 
 def achievable_square_sums(d: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
@@ -265,24 +340,10 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     loss, grid, d = problem.loss, problem.domain, problem.dim
     klow, khigh = int(grid.klow), int(grid.khigh)
     weights = np.asarray(loss.weights, dtype=np.float64)
-    s = loss.scale
 
     # -- exact integer margins and aggregation by primitive direction ----------------
-    B = labelled_rows(problem)
-    g = np.gcd.reduce(np.abs(B), axis=1)
-    zero = g == 0
-    constant = float(weights[zero].sum())
-    keep = ~zero & (weights > 0)
-    Bk = B[keep] // g[keep][:, None]
-    uniq: np.ndarray
-    cw: np.ndarray
-    if Bk.shape[0]:
-        uniq, inv = np.unique(Bk, axis=0, return_inverse=True)
-        cw = np.bincount(inv.reshape(-1), weights=weights[keep], minlength=uniq.shape[0])
-    else:
-        uniq, cw = np.zeros((0, d), dtype=np.int64), np.zeros(0)
-    nz = cw > 0
-    uniq, cw = uniq[nz], cw[nz]
+    merged = integer_rows(loss)
+    uniq, cw, constant, s = merged.Z, merged.weights, merged.constant, merged.scale
 
     l2cap = l2_cap(np.linalg.norm(uniq.astype(np.float64), axis=1), float(grid.bound(d)) / float(grid.step))
     lo = np.minimum(uniq * klow, uniq * khigh).sum(axis=1)

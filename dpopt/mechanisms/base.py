@@ -59,6 +59,17 @@ def positive_setting(value: object, name: str) -> float:
     return float(value)
 
 
+def refuse_unused_solver(mechanism: Any, solver: object, time_limit: float | None, why: str) -> None:
+    """Refuse an explicit ``solver`` or ``time_limit`` for a run that calls no solver (before the charge)."""
+    from dpopt.backends.programs import is_explicit
+
+    if is_explicit(solver) or time_limit is not None:
+        raise MechanismError(
+            f"{mechanism.name} calls no solver on this problem ({why}), so an explicit solver or time_limit "
+            "would have no effect; drop it (solver='auto')"
+        )
+
+
 @dataclass(frozen=True)
 class NoiseSpec:
     """A public noise distribution: Gaussian N(0, σ²I) or ℓ2-Laplace ∝ exp(−‖v‖/scale)."""

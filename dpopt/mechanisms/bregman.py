@@ -1,146 +1,64 @@
-"""The Bregman (mirror) step of Alg. 1 compiled to cvxpy and solved by a backend.
+"""The Bregman (mirror) step of Alg. 1 solved by a backend.
 
-``argmin_{θ∈C} Ψ(θ) − ⟨w, θ⟩`` with ``w`` a cvxpy ``Parameter``: the program is
-compiled once (cvxpy's DPP cache) and re-solved for each step's ``w``.  Used
-for potentials without a closed-form step (the q-norm potential of Claim 3.5)
-and, in the tests, to check every closed-form step.
+The step ``argmin_{θ∈C} Ψ(θ) − ⟨w, θ⟩`` of a potential without a closed form is
+compiled once by :func:`dpopt.compile.bregman_program.compile_bregman_step` and
+solved for each step's ``w`` by a cvxpy-based :class:`~dpopt.backends.base.Backend`
+(:func:`dpopt.backends.programs.resolve_step_backend` turns ``solver=`` into one);
+every solve is one :meth:`~dpopt.backends.base.Backend.solve` returning an
+:class:`~dpopt.backends.result.OracleResult`.  This module only turns that result
+into a mirror point.
 
 The step sees only public or already-private quantities (the previous iterate
 and a noisy gradient), so its accuracy affects utility, never privacy: an
-inaccurate or failed solve is not a privacy failure.  :meth:`BregmanProgram.step`
-returns the solver's point projected back onto C (vertex polytopes: the solver's
-point, feasible to its tolerance), or None when there is none.  An iterate outside
-C by that tolerance cannot raise the sensitivity either: the mechanism clips
-per-example gradients to the declared L
-(:func:`dpopt.mechanisms.mirror_descent.gradient_oracle`).
+inaccurate or failed solve is not a privacy failure.  :func:`bregman_step` accepts
+any point the backend returns, whatever its status, projected back onto C (vertex
+polytopes: the solver's point, feasible to its tolerance); when the backend returns
+no point (an error or a limit) it returns None and the mechanism keeps the previous
+iterate.  Either way nothing is raised and nothing about the failure is released
+(the counts are diagnostics).  An iterate outside C by the solver's tolerance cannot
+raise the sensitivity either: the mechanism clips per-example gradients to the
+declared L (:func:`dpopt.mechanisms.mirror_descent.gradient_oracle`).
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
-from functools import singledispatch
-from typing import Any
 
-import cvxpy as cp
 import numpy as np
 
+from dpopt.backends import programs
 from dpopt.backends.base import Backend
-from dpopt.backends.cvxpy_backend import CvxpyBackend
-from dpopt.backends.registry import get as get_backend
-from dpopt.backends.result import SolveOptions
-from dpopt.compile.cvxpy_program import set_constraints
-from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.compile.bregman_program import BregmanProgram, compile_bregman_step, constraint_encoding
 from dpopt.modeling import potentials as P
-from dpopt.modeling import sets as S
 
-__all__ = ["BregmanProgram", "StepResult", "compile_bregman_step", "constraint_encoding", "resolve_step_backend"]
+__all__ = ["ACCEPTANCE", "BregmanProgram", "StepResult", "bregman_step", "compile_bregman_step",
+           "constraint_encoding", "resolve_step_backend"]
+
+#: the public acceptance rule of a compiled mirror step (the release's OracleCall says it)
+ACCEPTANCE = ("any point the solver returns, projected onto C (post-processing of noisy gradients); "
+              "no point: the previous iterate is kept")
 
 
 @dataclass(frozen=True)
 class StepResult:
-    """One compiled mirror step: the point (with its potential's aux data) and the solver status."""
+    """One compiled mirror step: the point (with its potential's aux data), the status and the oracle's record."""
 
     point: P.MirrorPoint | None
     status: str
+    result: OracleResult | None = None
 
 
-@dataclass
-class BregmanProgram:
-    """A compiled mirror step ``argmin_C Ψ(θ) − ⟨w, θ⟩`` with ``w`` a Parameter."""
-
-    problem: cp.Problem
-    theta: cp.Variable
-    w: cp.Parameter
-    potential: P.Potential
-    alpha: cp.Variable | None = None
-
-    def step(self, w: np.ndarray, backend: CvxpyBackend, options: SolveOptions | None = None) -> StepResult:
-        """Solve for one ``w`` with ``backend``; the point is projected onto C."""
-        self.w.value = np.asarray(w, dtype=np.float64)
-        kwargs = backend.solver_options(options or SolveOptions(tolerance=1e-9))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self.problem.solve(solver=getattr(cp, backend.solver), **kwargs)
-            status = str(self.problem.status)
-        except cp.error.SolverError:
-            return StepResult(None, "solver_error")
-        if self.theta.value is None:
-            return StepResult(None, status)
-        theta = np.asarray(self.theta.value, dtype=np.float64).reshape(-1)
-        if not isinstance(self.potential.constraint, S.VertexPolytope):  # its projection is iterative;
-            theta = self.potential.constraint.project(theta)  # the solver's point is feasible to 1e-9
-        aux = None if self.alpha is None or self.alpha.value is None else np.asarray(self.alpha.value).reshape(-1)
-        return StepResult(P.MirrorPoint(theta, aux), status)
+def bregman_step(program: BregmanProgram, w: np.ndarray, backend: Backend,
+                 options: SolveOptions | None = None) -> StepResult:
+    """Solve the compiled step for one ``w`` with ``backend``; the point is projected onto C."""
+    result = backend.solve(program, np.asarray(w, dtype=np.float64),
+                           options or SolveOptions(tolerance=programs.STEP_TOLERANCE))
+    if result.solution is None or result.status is OracleStatus.ERROR:  # an error may leave a stale point
+        return StepResult(None, result.status.value, result)
+    return StepResult(program.point(result.solution), result.status.value, result)
 
 
-@singledispatch
-def _psi(potential: P.Potential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
-    raise ModelError(f"the {potential.name} potential has no cvxpy encoding (its step is closed form)")
-
-
-@_psi.register
-def _(potential: P.EuclideanPotential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
-    return 0.5 * cp.sum_squares(theta - potential.theta0)
-
-
-@_psi.register
-def _(potential: P.EntropyPotential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
-    return -cp.sum(cp.entr(theta / potential.scale))
-
-
-@_psi.register
-def _(potential: P.GroupL1Potential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
-    terms = [cp.power(cp.norm(theta[g] / potential.r, 2), potential.s) for g in potential.groups]
-    return cp.sum(cp.hstack(terms)) / (potential.s * potential.gamma)
-
-
-@_psi.register
-def _(potential: P.QNormPotential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
-    alpha = cp.Variable(potential.k, name="alpha")
-    extra.append(alpha)
-    extra.append(potential.V.T @ alpha == theta)
-    return potential.coef * cp.square(cp.pnorm(alpha, potential.q))  # type: ignore[arg-type]
-
-
-def constraint_encoding(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
-    """θ ∈ C as cvxpy constraints (:func:`dpopt.compile.cvxpy_program.set_constraints`)."""
-    return set_constraints(constraint, theta)
-
-
-def compile_bregman_step(potential: P.Potential) -> BregmanProgram:
-    """Compile ``argmin_{θ∈C} Ψ(θ) − ⟨w, θ⟩`` once, with ``w`` a Parameter.
-
-    Raises
-    ------
-    ModelError
-        When the potential or the set has no cvxpy encoding.
-    """
-    theta = cp.Variable(potential.dim, name="theta")
-    w = cp.Parameter(potential.dim, name="w")
-    w.value = np.zeros(potential.dim)
-    extra: list[Any] = []
-    psi = _psi(potential, theta, extra)
-    alpha = next((e for e in extra if isinstance(e, cp.Variable)), None)
-    constraints = constraint_encoding(potential.constraint, theta) + [e for e in extra if not isinstance(e, cp.Variable)]
-    problem = cp.Problem(cp.Minimize(psi - w @ theta), constraints)
-    return BregmanProgram(problem, theta, w, potential, alpha)
-
-
-def resolve_step_backend(solver: str | Backend) -> CvxpyBackend:
-    """The cvxpy backend for compiled mirror steps (``"auto"``: clarabel).
-
-    Raises
-    ------
-    BackendCapabilityError
-        If the backend does not solve conic programs through cvxpy.
-    """
-    backend = get_backend("clarabel" if solver == "auto" else solver) if isinstance(solver, str) else solver
-    if not isinstance(backend, CvxpyBackend):
-        raise BackendCapabilityError(
-            f"mirror steps without a closed form are conic programs solved through cvxpy; backend "
-            f"{backend.name!r} is not one: use 'clarabel' or 'scs'"
-        )
-    backend.require()
-    return backend
+def resolve_step_backend(solver: programs.SolverSpec) -> Backend:
+    """The backend of :func:`dpopt.backends.programs.resolve_step_backend` (``"auto"``: clarabel)."""
+    return programs.resolve_step_backend(solver)[0]

@@ -73,7 +73,7 @@ import scipy.linalg as sla
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError, ModelError
-from dpopt.mechanisms.base import Mechanism, NoiseChoice, NoiseSpec
+from dpopt.mechanisms.base import Mechanism, NoiseChoice, NoiseSpec, refuse_unused_solver
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
@@ -452,10 +452,11 @@ class DualFrankWolfe(Mechanism):
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 2 once and return the release.
 
-        ``solver``, ``time_limit`` and ``threads`` are accepted for the common
-        interface; the inner solves are closed form (squared) or Newton (logistic).
+        The inner solves are closed form (squared) or Newton (logistic): ``solver`` must stay
+        ``"auto"`` and ``time_limit`` None (an explicit one is refused before the charge);
+        ``threads`` is ignored.
         """
-        self._check_time_limit(time_limit)
+        refuse_unused_solver(self, solver, time_limit, "its inner solves are closed form or Newton")
         plan = self.plan(problem)
         norm = next(r for r in problem.regularizers if isinstance(r, SubmodularNorm))
 

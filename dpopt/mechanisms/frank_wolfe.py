@@ -30,7 +30,8 @@ declared data bounds, never from the data.
 :class:`GaussianFrankWolfe` — Alg. 5 (``A_Noise-FW(Gen-convex)``, Thm. B.1)
     Any compact convex C with a linear minimization oracle: closed forms for
     ℓ1/ℓ2/ℓ∞ balls, the simplex, vertex polytopes, group-ℓ1 and nuclear-norm
-    balls, and an LP (HiGHS) for :class:`~dpopt.modeling.HPolytope`.  Step t
+    balls, and an LP for :class:`~dpopt.modeling.HPolytope` (solved by the backend
+    ``solver=`` names: ``scipy-lp``, HiGHS through scipy, by default).  Step t
     uses ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t ~ N(0, σ² I)``.  The gradient has
     ℓ2 sensitivity ``Δ = 2L₂/n`` (L₂ the ℓ2-Lipschitz constant), and T noisy
     gradients compose adaptively.  Both algorithms clip per-example gradients to the
@@ -110,13 +111,15 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from dpopt.backends import programs
 from dpopt.backends.base import Backend
-from dpopt.backends.profiles import SolverProfile
-from dpopt.errors import DataError, MechanismError
-from dpopt.mechanisms.base import Mechanism
+from dpopt.backends.profiles import SolverProfile, merge_options
+from dpopt.backends.result import OracleStatus, SolveOptions
+from dpopt.errors import DataError, MechanismError, ModelError
+from dpopt.mechanisms.base import Mechanism, refuse_unused_solver
 from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
 from dpopt.mechanisms.pipeline import Outcome, run_private
-from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.clipping import ClippedGradient
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
@@ -135,7 +138,9 @@ Calibration = Literal["accountant", "paper"]
 Solver = str | Path | SolverProfile | Backend
 
 _CLOSED_FORM_LMO = (L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope, GroupL1Ball, NuclearNormBall)
-_LP_SOLVERS = ("auto", "highs", "scipy")
+#: the public acceptance rule of an HPolytope LMO answer (the release's OracleCall says it)
+LMO_ACCEPTANCE = ("an optimal vertex, clipped to the polytope's exact bounding box (post-processing of the "
+                  "noisy gradient); no optimal answer: the run stops and releases nothing")
 
 
 # ---------------------------------------------------------------------------
@@ -484,11 +489,13 @@ class PolytopeFrankWolfe(Mechanism):
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 4 once on ``problem`` and return the release.
 
-        ``solver``, ``time_limit`` and ``threads`` are accepted for the common
-        interface; no solver is called (the LMO over a vertex list is a noisy argmin).
+        No solver is called (the LMO over a vertex list is a noisy argmin): an explicit
+        ``solver`` or ``time_limit`` is refused before the charge (MechanismError);
+        ``threads`` is accepted for the common interface.
         """
         self._check_time_limit(time_limit)
         plan = self.plan(problem)
+        refuse_unused_solver(self, solver, time_limit, "the LMO over a vertex list is a noisy argmin")
         c = problem.constraint
         assert c is not None
 
@@ -648,8 +655,9 @@ class GaussianFrankWolfe(Mechanism):
     -----
     Gradient sensitivity ``Δ = 2L₂/n``; the release reports the mode, σ and the
     paper's σ.  The LMO is closed-form for the norm balls, the simplex, vertex
-    polytopes, group-ℓ1 and nuclear-norm balls, and an LP (HiGHS via
-    ``scipy.optimize.linprog``) for :class:`~dpopt.modeling.HPolytope`; it is
+    polytopes, group-ℓ1 and nuclear-norm balls, and an LP for
+    :class:`~dpopt.modeling.HPolytope`, solved by the backend ``solver=`` names
+    (:func:`dpopt.backends.programs.resolve_lp_backend`; ``"auto"``: ``scipy-lp``); it is
     post-processing of the noisy gradient, so its accuracy does not affect privacy:
     the next gradient is taken with per-example gradients clipped to L₂
     (:func:`clipped_smooth_gradient`), so an iterate the LP leaves outside C by the
@@ -687,12 +695,7 @@ class GaussianFrankWolfe(Mechanism):
         c = problem.constraint
         assert c is not None
         if isinstance(c, HPolytope):
-            if not (isinstance(solver, str) and solver in _LP_SOLVERS):
-                raise MechanismError(
-                    f"the HPolytope LMO is an LP solved by HiGHS (scipy.optimize.linprog); "
-                    f"solver must be one of {', '.join(_LP_SOLVERS)}, got {solver!r}"
-                )
-            lmo = "linprog-highs"
+            lmo = f"lp:{programs.resolve_lp_backend(solver)[0].name}"  # unknown or unable solvers refused here
         else:
             lmo = "closed-form" if isinstance(c, _CLOSED_FORM_LMO) else f"{type(c).__name__}.lmo"
         lip = problem.loss_constants().lipschitz_l2
@@ -723,19 +726,54 @@ class GaussianFrankWolfe(Mechanism):
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
         """Run Alg. 5 once on ``problem`` and return the release.
 
-        ``solver`` matters only for an :class:`~dpopt.modeling.HPolytope`
-        (``"auto"``, ``"highs"`` or ``"scipy"``: HiGHS through scipy);
-        ``time_limit`` and ``threads`` are accepted for the common interface.
+        ``solver`` (a name, a TOML profile or a Backend) solves an
+        :class:`~dpopt.modeling.HPolytope`'s LMO, an LP (``"auto"``: ``scipy-lp``, HiGHS
+        through scipy; ``"highs"`` and ``"scipy"`` mean it too; ``"clarabel"``, ``"scs"``
+        also solve it), with ``time_limit`` seconds and ``threads`` per LP.  Every other
+        set has a closed-form LMO: an explicit ``solver`` or ``time_limit`` is then
+        refused before the charge (MechanismError).
         """
         self._check_time_limit(time_limit)
         plan = self.plan(problem, solver)
         c = problem.constraint
         assert c is not None
+        lmo: Callable[[np.ndarray], np.ndarray] = c.lmo
+        calls: tuple[OracleCall, ...] = ()
+        parameters = dict(plan.parameters)
+        if isinstance(c, HPolytope):
+            backend, profile = programs.resolve_lp_backend(solver)
+            calls = (OracleCall(backend.name, backend.require(), f"step solver ({plan.steps} LMO calls)",
+                                LMO_ACCEPTANCE),)
+            parameters["lmo_backend"] = backend.name
+            lmo = _backend_lmo(c, backend, merge_options(profile, time_limit=time_limit, threads=threads))
+        else:
+            refuse_unused_solver(self, solver, time_limit, f"the {type(c).__name__} LMO is closed form")
 
         def work(rng: np.random.Generator) -> Outcome:
             draw = lambda: gaussian_noise(rng, plan.sigma, problem.dim)  # noqa: E731
-            return Outcome(gaussian_frank_wolfe(clipped_smooth_gradient(problem, norm=2), c.lmo, c.center(),
-                                                plan.steps, draw, self.step))
+            return Outcome(gaussian_frank_wolfe(clipped_smooth_gradient(problem, norm=2), lmo, c.center(),
+                                                plan.steps, draw, self.step), calls=calls)
 
-        return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
+        return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
                            keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+
+
+def _backend_lmo(polytope: HPolytope, backend: Backend, options: SolveOptions) -> Callable[[np.ndarray], np.ndarray]:
+    """g ↦ the polytope's LMO answer from ``backend``, clipped to its exact bounding box.
+
+    The LP is compiled once here, before the charge (public data only).  The answer is
+    post-processing of the noisy gradient: a non-optimal solve raises a ModelError whose
+    message holds no number (as the modeling layer's LMO always did), so the run stops
+    with the budget spent and nothing released.  Clipping to the box keeps every iterate
+    within the box the declared constants were computed on
+    (:meth:`~dpopt.modeling.HPolytope.clip_to_box`).
+    """
+    prepared = programs.prepare_polytope_lmo(backend, polytope)
+
+    def lmo(g: np.ndarray) -> np.ndarray:
+        result = backend.solve(prepared, np.asarray(g, dtype=np.float64), options)
+        if result.status is not OracleStatus.OPTIMAL or result.solution is None:
+            raise ModelError(f"HPolytope LMO: the LP did not solve ({backend.name}: {result.status.value})")
+        return polytope.clip_to_box(result.solution)
+
+    return lmo

@@ -79,7 +79,7 @@ import numpy as np
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError, PrivacyParameterError
-from dpopt.mechanisms.base import Mechanism, positive_setting
+from dpopt.mechanisms.base import Mechanism, positive_setting, refuse_unused_solver
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.clipping import ClippedGradient
@@ -270,7 +270,8 @@ class _GradientMechanism(Mechanism):
             A GLM loss with declared bounds, optional L2Squared/L1Norm regularizers and an
             optional constraint set (projected onto every step).
         solver, time_limit, threads :
-            Unused: the steps are closed-form (kept for the Mechanism interface).
+            Must stay "auto" / None: the steps are closed form, so an explicit solver or
+            time_limit is refused before the charge (``threads`` is ignored).
         seed : int, optional
             For reproducible noise only; by default noise is seeded from OS entropy.
         keep_diagnostics : bool
@@ -281,7 +282,7 @@ class _GradientMechanism(Mechanism):
         MechanismError
             For a problem or setting refused before the charge.
         """
-        self._check_time_limit(time_limit)
+        refuse_unused_solver(self, solver, time_limit, "its steps are closed form")
         plan = self.plan(problem)
 
         def work(rng: np.random.Generator) -> Outcome:

@@ -61,14 +61,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpopt.backends import programs
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism, positive_setting
-from dpopt.mechanisms.bregman import BregmanProgram, compile_bregman_step, resolve_step_backend
+from dpopt.mechanisms.bregman import ACCEPTANCE, BregmanProgram, bregman_step, compile_bregman_step
 from dpopt.mechanisms.pipeline import Outcome, run_private
-from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.clipping import ClippedGradient, in_domain_ball
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.potentials import MirrorGeometry, MirrorPoint, Potential, make_potential
@@ -270,10 +271,13 @@ class PrivateMirrorDescent(Mechanism):
         ----------
         problem : Problem
             Loss (with a finite ℓ2 Lipschitz constant) over a constraint set.
-        solver : str or Backend
-            cvxpy backend for mirror steps without a closed form (``"auto"``: clarabel).
+        solver : str, path, SolverProfile or Backend
+            The cvxpy-based backend for mirror steps without a closed form: a name
+            (``"clarabel"``, ``"scs"``), a TOML profile or a Backend (``"auto"``: clarabel,
+            else scs).  A potential with a closed-form step calls no solver, and an
+            explicit solver is then refused (before the charge).
         time_limit : float, optional
-            Seconds per compiled mirror step.
+            Seconds per compiled mirror step (only with a compiled step, like ``solver``).
         seed : int, optional
             For reproducible noise only; by default noise is seeded from OS entropy.
         threads : int, optional
@@ -285,31 +289,39 @@ class PrivateMirrorDescent(Mechanism):
         ------
         MechanismError
             For a problem the mechanism cannot run (no constraint set, no finite
-            Lipschitz constant, a potential that does not fit the set).
+            Lipschitz constant, a potential that does not fit the set), or an explicit
+            ``solver`` or ``time_limit`` for a potential whose steps are closed form.
+        UnknownSolverError, BackendCapabilityError, BackendUnavailableError
+            For a solver that cannot solve the compiled steps.
         """
         self._check_time_limit(time_limit)
         plan = self.plan(problem)
         program, backend, options = None, None, None
-        if plan.potential.start() is None:  # a potential without a closed-form step
-            if isinstance(solver, (str, Backend)):
-                backend = resolve_step_backend(solver)
-            else:
-                raise MechanismError("mirror steps take a backend name ('clarabel', 'scs') or a Backend")
-            program = compile_bregman_step(plan.potential)
-            options = SolveOptions(tolerance=1e-9, time_limit=time_limit)
+        calls: tuple[OracleCall, ...] = ()
         parameters = dict(plan.parameters)
-        if program is not None and backend is not None:
+        if plan.potential.start() is None:  # a potential without a closed-form step
+            backend, profile = programs.resolve_step_backend(solver)
+            version = backend.require()
+            program = compile_bregman_step(plan.potential)
+            options = programs.step_options(profile, time_limit=time_limit)
             parameters["step_backend"] = backend.name
+            calls = (OracleCall(backend.name, version, f"step solver ({plan.steps + 1} mirror steps)", ACCEPTANCE),)
+        elif programs.is_explicit(solver) or time_limit is not None:
+            raise MechanismError(
+                f"{self.name} calls no solver on this problem (the {plan.potential.name} potential's mirror "
+                "steps are closed form), so an explicit solver or time_limit would have no effect; drop it "
+                "(solver='auto')"
+            )
 
         def work(rng: np.random.Generator) -> Outcome:
             theta, counts = self._iterate(problem, plan, rng, program, backend, options)
-            return Outcome(theta, details=counts)  # the counts depend on the data: diagnostics only
+            return Outcome(theta, calls=calls, details=counts)  # counts depend on the data: diagnostics only
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
                            keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
 
     def _iterate(self, problem: Problem, plan: MirrorPlan, rng: np.random.Generator,
-                 program: BregmanProgram | None, backend: Any, options: SolveOptions | None,
+                 program: BregmanProgram | None, backend: Backend | None, options: SolveOptions | None,
                  ) -> tuple[np.ndarray, dict[str, int]]:
         """The T steps of Alg. 1; returns the average iterate and step-solver counts."""
         potential, eta, sigma = plan.potential, plan.learning_rate, plan.sigma
@@ -321,8 +333,8 @@ class PrivateMirrorDescent(Mechanism):
             closed = potential.mirror_step(w)
             if closed is not None:
                 return closed
-            assert program is not None
-            res = program.step(w, backend, options)
+            assert program is not None and backend is not None
+            res = bregman_step(program, w, backend, options)
             counts["compiled_steps"] += 1
             if res.status != "optimal":
                 counts["compiled_steps_not_optimal"] += 1

@@ -22,7 +22,7 @@ The privacy loss splits into three parts, ε = ε_J + ε_b + ε_A:
   strong convexity of the normalized objective including ζ.  ζ is the smallest
   value with log(1 + λ/(n(μ₀ + ζ))) ≤ ε_J: if the regularizer's μ₀ already
   suffices ζ = 0 and ε_J = log(1 + λ/(nμ₀)) (as in CMS11 Alg. 2), otherwise
-  ε_J = ε/2 and ζ = λ/(n(e^{ε/2} − 1)) − μ₀.  TTZ Alg. 2 line 1 sets
+  ε_J = ε/2 and ζ = λ/(n(e^{ε/2} − 1)) − μ₀.  TTZ14 Alg. 2 line 1 sets
   ζ = 2λ/(nε) − λ_min; since log(1 + ε/2) ≤ ε/2, our exact requirement is
   slightly smaller and still sufficient.
 * Noise density ratio, δ = 0: b ∝ exp(−ε_b‖b‖/(2L)) (ℓ2-Laplace, CMS11), ratio ≤ e^{ε_b}.
@@ -45,7 +45,7 @@ The privacy loss splits into three parts, ε = ε_J + ε_b + ε_A:
   default; :func:`dpopt.privacy.profiles.chi_shift_sigma`), about 0.83–0.88× the
   cutoff σ = 2L/(√(c² + 2ε_b) − c), c = √(2 ln(1/δ_b)) (``calibration="cutoff"``:
   P(R > c) = δ_b exactly for χ₂, then L ≤ ac + a²/2 = ε_b off that set).
-  **TTZ Alg. 2 states σ² = 2L² log(1/δ)/(nε)²,
+  **TTZ14 Alg. 2 states σ² = 2L² log(1/δ)/(nε)²,
   which is the Gaussian mechanism's constant for sensitivity L and ignores
   both the 2L sensitivity and the Jacobian term; it does not follow from KST12
   and we do not use it.**
@@ -152,7 +152,7 @@ def auto_split(hessian_bound: float, n: int, mu0: float, epsilon: float, delta: 
 
 
 class ObjectivePerturbation(ConvexMechanism):
-    """Objective perturbation over a convex set (TTZ Alg. 2 / KST12 / CMS11).
+    """Objective perturbation over a convex set (TTZ14 Alg. 2 / KST12 / CMS11).
 
     Parameters
     ----------

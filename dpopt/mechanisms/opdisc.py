@@ -60,7 +60,7 @@ constants do not hold together, and we use what the proof supports:
 For Adult (d = 23, D = √23, τ = 1, G = 1, δ = 1/n², n = 15,682, α = 0) the
 profile gives σ ≈ 809 at ε = 1 (Borell–TIS cutoff: 1027), about 1.1× the paper's
 7GD²√ln(1/δ)/(τε).  The proof needs an α-optimal answer for the declared α, so
-only a certified (or proven α-optimal) oracle answer is released (DESIGN.md's
+only a certified (or proven α-optimal) oracle answer is released (docs/design.md's
 oracle contract).
 """
 

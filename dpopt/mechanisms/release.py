@@ -1,7 +1,7 @@
 """What a mechanism returns: :class:`Release`, its public :class:`OracleCall` records and the
 opt-in, non-private :class:`Diagnostics`.
 
-The whole program is the mechanism (DESIGN.md, "Privacy rules"): a :class:`Release` holds
+The whole program is the mechanism (docs/design.md, "Privacy rules"): a :class:`Release` holds
 only the noisy output, the guarantee, the mechanism's public parameters (functions of
 declared constants, ε, δ and n) and the public facts of each oracle call (which backend
 and version, in which role, under which acceptance rule).  Everything a solver computed

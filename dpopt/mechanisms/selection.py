@@ -56,6 +56,7 @@ import numpy as np
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
+from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
 from dpopt.errors import DpoptError, MechanismError
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism
@@ -300,10 +301,15 @@ class PrivateSelection(Mechanism):
             raise MechanismError("PrivateSelection takes no time_limit: a stopped candidate would void the "
                                  "guarantee; run without one")
         built = self._build_all(problem)
+        uses = tuple(mech.calls_solver(prob) for mech, prob in built)
+        if is_explicit(solver) and not any(uses):
+            raise MechanismError(f"no candidate calls a solver on its problem, so solver={solver!r} would have "
+                                 "no effect; drop it")
         summary = problem.summary() if isinstance(problem, Problem) else built[0][1].summary() + " (per candidate)"
 
         def work(rng: np.random.Generator) -> Outcome:
-            return self._select(rng, built, solver=solver, threads=threads, keep_diagnostics=keep_diagnostics)
+            return self._select(rng, built, solver=solver, uses=uses, threads=threads,
+                                keep_diagnostics=keep_diagnostics)
 
         return run_private(self, work, problem=summary, parameters=self._parameters(), seed=seed,
                            keep_diagnostics=keep_diagnostics, feature_names=built[0][1].feature_names)
@@ -323,8 +329,10 @@ class PrivateSelection(Mechanism):
         return exact, exact + float(noise)
 
     def _select(self, rng: np.random.Generator, built: tuple[tuple[Mechanism, Problem], ...], *,
-                solver: Any, threads: int | None, keep_diagnostics: bool) -> Outcome:
-        """Draw K, run Q K times, keep the best run (everything here touches the data)."""
+                solver: Any, uses: tuple[bool, ...], threads: int | None, keep_diagnostics: bool) -> Outcome:
+        """Draw K, run Q K times, keep the best run (everything here touches the data).  A candidate
+        that calls no solver on its problem (``uses[i]`` False) gets ``"auto"``, never a solver
+        it would refuse: nothing here may raise for a setting checked before the charge."""
         k = sample_trials(rng, self.budget.law)
         best: tuple[float, int] | None = None
         best_release: Release | None = None
@@ -335,7 +343,8 @@ class PrivateSelection(Mechanism):
             mech, problem = built[i]
             mech.ledger = Ledger()  # the selection's ledger carries the whole charge
             sub_seed = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
-            release = mech.run(problem, solver=solver, seed=sub_seed, threads=threads,  # type: ignore[arg-type]
+            release = mech.run(problem, solver=solver if uses[i] else "auto", seed=sub_seed,  # type: ignore[arg-type]
+                               threads=threads,
                                keep_diagnostics=keep_diagnostics)
             private = private and release.private
             exact, noisy = self._noisy_score(rng, release.theta, problem.loss.data)

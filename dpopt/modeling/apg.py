@@ -170,13 +170,6 @@ class FallbackSolve:
 # ---------------------------------------------------------------------------
 
 
-def _exact_projection_sets() -> tuple[type, ...]:
-    from dpopt.modeling.sets import L1Ball, L2Ball, LinfBall, Simplex
-    from dpopt.modeling.structured_sets import GroupL1Ball
-
-    return (L1Ball, L2Ball, LinfBall, Simplex, GroupL1Ball)
-
-
 def _product_l1_blocks(F: SetFunction) -> list[tuple[np.ndarray, np.ndarray]] | None:
     """|P|(F) as a product of scaled ℓ1 balls: ``[(idx (m, k), weights (m,)), ...]``, or None."""
     blocks = vertex_blocks(F)
@@ -209,7 +202,7 @@ def unsupported_reason(problem: Problem) -> str | None:
     if not math.isfinite(beta):
         return f"the {problem.loss.name} loss declares no Hessian bound (use a smooth loss)"
     c = problem.constraint
-    if c is not None and not isinstance(c, _exact_projection_sets()):
+    if c is not None and not c.exact_projection:  # the set's declaration
         return f"{type(c).__name__} has no exact closed-form projection"
     if problem.l1_weight > 0 and not prox_supported(c, problem.l1_weight):
         return f"an L1Norm term has no exact proximal map over {type(c).__name__}"

@@ -21,7 +21,7 @@ class DiscreteProblem:
 
     L is the (weighted) *sum* of 0/1 losses; the perturbation P_η depends on ``kind``:
 
-    * ``"normalized"`` (OPDisc, Alg. 1; DESIGN.md's ``Normalized(η)``): P = −⟨η, π(w)⟩,
+    * ``"normalized"`` (OPDisc, Alg. 1; docs/design.md's ``Normalized(η)``): P = −⟨η, π(w)⟩,
       η of length d + 1, π(w) = (w, √(D² − ‖w‖²))/D;
     * ``"linear"`` (OPSamp, Alg. 2; ``Linear(b)``): P = −⟨η, w⟩, η of length d;
     * ``"levels"`` (RSPM, Alg. 3): P = Σ_j T_j[k_j] with w = τk and T = η reshaped to

@@ -34,34 +34,36 @@ def soft_threshold(v: np.ndarray, t: float) -> np.ndarray:
 
 
 def prox_supported(constraint: ConstraintSet | None, l1: float) -> bool:
-    """Whether :func:`composite_prox` has an exact closed form for this pair."""
+    """Whether :func:`composite_prox` has an exact closed form for this pair.
+
+    Read from the set's declaration :attr:`~dpopt.modeling.sets.ConstraintSet.l1_prox`.
+    """
     if l1 == 0.0 or constraint is None:
         return True
-    from dpopt.modeling.sets import L1Ball, L2Ball, LinfBall, Simplex
-
-    return isinstance(constraint, (L1Ball, L2Ball, LinfBall, Simplex))
+    return constraint.l1_prox is not None
 
 
 def composite_prox(constraint: ConstraintSet | None, l1: float, v: np.ndarray, step: float) -> np.ndarray:
     """argmin_x ½‖x − v‖² + step·l1·‖x‖₁ subject to x ∈ C.
 
-    Exact for C = ℝ^d, ℓ1/ℓ2/ℓ∞ balls and the simplex: the ℓ1 prox commutes
-    with these sets' projections (sign- and scale-preserving, Yu 2013); on the
-    simplex ‖x‖₁ is constant.  Raises BackendCapabilityError otherwise.
+    Exact for C = ℝ^d and for every set that declares an ``l1_prox`` rule: the
+    ℓ1 prox commutes with the projections of the ℓ1/ℓ2/ℓ∞ balls (sign- and
+    scale-preserving, Yu 2013); on the simplex ‖x‖₁ is constant.  Raises
+    BackendCapabilityError otherwise.
     """
-    from dpopt.modeling.sets import Simplex
-
     if l1 == 0.0:
         return v.copy() if constraint is None else constraint.project(v)
-    if not prox_supported(constraint, l1):
+    if constraint is None:
+        return soft_threshold(v, step * l1)
+    if constraint.l1_prox is None:
         raise BackendCapabilityError(
             f"no exact proximal map for an L1Norm regularizer over {type(constraint).__name__}; "
-            "use a ball or simplex constraint, or drop the L1Norm term"
+            "use a ball or simplex constraint, or drop the L1Norm term (a set declares one with "
+            "its class attribute l1_prox)"
         )
-    if isinstance(constraint, Simplex):
+    if constraint.l1_prox == "project":
         return constraint.project(v)
-    u = soft_threshold(v, step * l1)
-    return u if constraint is None else constraint.project(u)
+    return constraint.project(soft_threshold(v, step * l1))
 
 
 @dataclass(frozen=True)

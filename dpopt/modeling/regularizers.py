@@ -1,14 +1,26 @@
-"""Regularizers added to the average loss (data-independent terms)."""
+"""Regularizers added to the average loss (data-independent terms).
+
+Every regularizer is a :class:`Regularizer`: a frozen dataclass with the
+dimension ``dim`` and weight ``lam``, its value, its strong-convexity modulus
+and, where one exists in closed form, its proximal map.  Solver encodings live
+in :mod:`dpopt.compile` (register the cvxpy one with
+``@dpopt.compile.cvxpy_program.regularizer_term.register``); this module
+imports no solver package.
+"""
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from dpopt.errors import ModelError
+from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.variable import Variable, dimension_of
+
+__all__ = ["L1Norm", "L2Squared", "Regularizer"]
 
 
 def _weight(lam: float, name: str) -> float:
@@ -19,9 +31,51 @@ def _weight(lam: float, name: str) -> float:
     return float(lam)
 
 
+class Regularizer(ABC):
+    """A data-independent term ``lam · r(θ)`` added to the average loss.
+
+    Subclasses are frozen dataclasses with ``dim`` and ``lam``; they implement
+    :meth:`value` and :attr:`strong_convexity` and override :meth:`prox` when
+    the proximal map has a closed form.
+
+    Attributes
+    ----------
+    qp_representable : bool
+        Class-level declaration: the term's solver encodings are quadratic or
+        piecewise linear, so it keeps a QP a QP (QP-only backends read it).
+    """
+
+    dim: int
+    lam: float
+    qp_representable: ClassVar[bool] = False
+
+    @property
+    @abstractmethod
+    def strong_convexity(self) -> float:
+        """Modulus of strong convexity in the ℓ2 norm."""
+
+    @abstractmethod
+    def value(self, theta: np.ndarray) -> float:
+        """The term's value at ``theta``."""
+
+    def prox(self, v: np.ndarray, step: float) -> np.ndarray:
+        """``argmin_x ½‖x − v‖² + step · value(x)``.
+
+        Raises
+        ------
+        BackendCapabilityError
+            When this regularizer has no closed-form proximal map.
+        """
+        raise BackendCapabilityError(
+            f"{type(self).__name__} has no closed-form proximal map; override Regularizer.prox to add one"
+        )
+
+
 @dataclass(frozen=True, init=False)
-class L2Squared:
+class L2Squared(Regularizer):
     """(λ/2)‖θ‖₂²: λ-strongly convex (the convention of Chaudhuri et al. 2011)."""
+
+    qp_representable = True
 
     dim: int
     lam: float
@@ -41,10 +95,16 @@ class L2Squared:
     def gradient(self, theta: np.ndarray) -> np.ndarray:
         return self.lam * theta
 
+    def prox(self, v: np.ndarray, step: float) -> np.ndarray:
+        """``v / (1 + step·λ)``."""
+        return np.asarray(v, dtype=np.float64) / (1.0 + step * self.lam)
+
 
 @dataclass(frozen=True, init=False)
-class L1Norm:
+class L1Norm(Regularizer):
     """λ‖θ‖₁ (non-smooth; handled through its proximal map)."""
+
+    qp_representable = True
 
     dim: int
     lam: float
@@ -60,5 +120,8 @@ class L1Norm:
     def value(self, theta: np.ndarray) -> float:
         return self.lam * float(np.abs(theta).sum())
 
+    def prox(self, v: np.ndarray, step: float) -> np.ndarray:
+        """Soft thresholding at ``step·λ``."""
+        from dpopt.modeling.prox import soft_threshold
 
-Regularizer = L2Squared | L1Norm
+        return soft_threshold(np.asarray(v, dtype=np.float64), step * self.lam)

@@ -28,7 +28,7 @@ import numbers
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from scipy import integrate, special, stats
@@ -43,6 +43,7 @@ __all__ = [
     "L2Ball",
     "NormBall",
     "LinfBall",
+    "L1ProxRule",
     "Norm",
     "Simplex",
     "VertexPolytope",
@@ -50,6 +51,7 @@ __all__ = [
 
 Norm = Literal[1, 2, "inf"]
 WidthMethod = Literal["closed-form", "quadrature", "monte-carlo"]
+L1ProxRule = Literal["threshold-then-project", "project"]
 
 # Cap on the number of floats materialised at once by batched computations.
 _BATCH_FLOATS = 1 << 22
@@ -187,9 +189,33 @@ class ConstraintSet(ABC):
     :meth:`_radius`, :meth:`_diameter`, :attr:`n_vertices`, :meth:`_vertices`
     and :attr:`is_symmetric`; they may override :meth:`_support`,
     :meth:`_support_many` and :meth:`gaussian_width` with closed forms.
+
+    Capabilities are *declared* by class attributes, which the compilers,
+    backends and the a-priori fallback read instead of switching on the type
+    (the defaults are the conservative answers, so a new set that declares
+    nothing is refused where it would be wrong, never mis-solved):
+
+    ``polyhedral``
+        ``C`` is a polyhedron and its solver encodings use linear constraints
+        only, so a quadratic objective over it is a QP (QP-only backends).
+    ``exact_projection``
+        :meth:`project` is closed-form, exact up to rounding (the a-priori
+        fallback of :mod:`dpopt.modeling.apg` needs it).
+    ``l1_prox``
+        How ``argmin_x ½‖x − v‖² + t‖x‖₁ + ι_C(x)`` is computed exactly:
+        ``"threshold-then-project"`` when it is ``P_C(soft_threshold(v, t))``
+        (projections that preserve signs and the order of magnitudes, Yu 2013),
+        ``"project"`` when ‖·‖₁ is constant on ``C``, ``None`` when there is no
+        closed form.
+
+    A solver encoding lives in :mod:`dpopt.compile`, never here: register the
+    cvxpy one with ``@dpopt.compile.cvxpy_program.set_constraints.register``.
     """
 
     dim: int
+    polyhedral: ClassVar[bool] = False
+    exact_projection: ClassVar[bool] = False
+    l1_prox: ClassVar[L1ProxRule | None] = None
 
     # -- linear optimisation -------------------------------------------------
 
@@ -488,6 +514,10 @@ class L1Ball(NormBall):
     sort-based simplex projection applied to ``|v|`` (Duchi et al. 2008).
     """
 
+    polyhedral = True
+    exact_projection = True
+    l1_prox = "threshold-then-project"
+
     dim: int
     r: float
     variable: Variable | None = field(default=None, compare=False)
@@ -547,6 +577,9 @@ class L2Ball(NormBall):
     The LMO returns ``−r·g/‖g‖₂``, and ``r·e_0`` for ``g = 0``.  The ball has
     infinitely many extreme points, so :meth:`vertices` refuses.
     """
+
+    exact_projection = True
+    l1_prox = "threshold-then-project"
 
     dim: int
     r: float
@@ -616,6 +649,10 @@ class LinfBall(NormBall):
     vertices.  :meth:`vertices` lists them only up to ``max_count``.
     """
 
+    polyhedral = True
+    exact_projection = True
+    l1_prox = "threshold-then-project"
+
     dim: int
     r: float
     variable: Variable | None = field(default=None, compare=False)
@@ -681,6 +718,10 @@ class Simplex(ConstraintSet):
     The centre is the uniform vector ``scale/p · 1``.  For p = 1 the set is
     the single point ``{scale}`` and every diameter is 0.
     """
+
+    polyhedral = True
+    exact_projection = True
+    l1_prox = "project"  # ‖·‖₁ = scale on the set
 
     dim: int
     scale: float
@@ -760,6 +801,8 @@ class VertexPolytope(ConstraintSet):
     value, as for the other sets: two polytopes with the same rows in the same
     order are equal whatever variable they are attached to.
     """
+
+    polyhedral = True
 
     dim: int
     variable: Variable | None

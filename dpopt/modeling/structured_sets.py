@@ -10,24 +10,29 @@ function, projection, membership, radii, diameters, Gaussian width):
     ``{V ∈ ℝ^{p×q} : ‖V‖_* ≤ r}``; the parameter vector is ``V`` flattened in
     row-major (C) order, so ``theta.reshape(p, q)`` is the matrix.
 :class:`HPolytope`
-    ``{v : A v ≤ b}`` given by inequalities; its LMO is a linear program
-    solved by HiGHS through :func:`scipy.optimize.linprog`.
+    ``{v : A v ≤ b}`` given by inequalities; its LMO is a linear program and its
+    projection a QP, both solved by the installed :class:`PolytopeSolver`.
 
 Like the other sets these are public descriptions of a parameter domain and
-never see data.  Only numpy and scipy are used (scipy's HiGHS LP interface is
-part of scipy; no solver package is imported by the modeling layer).
+never see data.  Only numpy and scipy's special functions, quadrature and SVDs are
+used here: no solver package is imported by the modeling layer.  The polytope's
+optimizations go through a :class:`PolytopeSolver` the backend layer installs
+(:func:`install_polytope_solver`; the default, :mod:`dpopt.backends.lp`, is HiGHS
+through scipy, loaded by name on first use).  Mechanisms call the LMO through the
+backend their ``solver=`` names instead.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 import numpy as np
-from scipy import integrate, optimize, special
+from scipy import integrate, special
 from scipy.sparse.linalg import svds
 
 from dpopt.errors import ModelError
@@ -45,7 +50,8 @@ from dpopt.modeling.sets import (
 )
 from dpopt.modeling.variable import Variable, dimension_of
 
-__all__ = ["GroupL1Ball", "HPolytope", "NuclearNormBall"]
+__all__ = ["GroupL1Ball", "HPolytope", "LinearAnswer", "NuclearNormBall", "PolytopeSolver", "ProjectionAnswer",
+           "install_polytope_solver", "polytope_solver"]
 
 _QUAD = {"epsabs": 1e-13, "epsrel": 1e-12, "limit": 500}
 #: matrices with at most this many entries get a dense SVD; larger ones ARPACK's svds.
@@ -122,6 +128,8 @@ class GroupL1Ball(NormBall):
     width ``r · E max_G ‖g_G‖₂`` is computed by exact one-dimensional quadrature
     over the chi distributions of the group norms.
     """
+
+    exact_projection = True
 
     dim: int
     r: float
@@ -353,9 +361,59 @@ class NuclearNormBall(NormBall):
 # ---------------------------------------------------------------------------
 
 
-def _linprog(c: np.ndarray, A: np.ndarray, b: np.ndarray) -> Any:
-    """``min cᵀx s.t. A x ≤ b`` (x free) with HiGHS."""
-    return optimize.linprog(c, A_ub=A, b_ub=b, bounds=(None, None), method="highs")
+@dataclass(frozen=True)
+class LinearAnswer:
+    """A linear program's answer: status ``"optimal"``, ``"infeasible"``, ``"unbounded"``,
+    ``"limit"`` or ``"error"``; the point (None unless optimal), the value and the solver's message."""
+
+    status: str
+    x: np.ndarray | None
+    value: float
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ProjectionAnswer:
+    """A projection's point, whether the iterative method converged, and its message."""
+
+    x: np.ndarray
+    converged: bool
+    message: str = ""
+
+
+class PolytopeSolver(Protocol):
+    """What an :class:`HPolytope` needs from a solver (installed by the backend layer)."""
+
+    def minimize_linear(self, c: np.ndarray, A: np.ndarray, b: np.ndarray,
+                        bounds: Sequence[tuple[float | None, float | None]]) -> LinearAnswer:
+        """``min ⟨c, x⟩ s.t. A x ≤ b`` with per-variable ``bounds``."""
+        ...
+
+    def project(self, A: np.ndarray, b: np.ndarray, v: np.ndarray) -> ProjectionAnswer:
+        """``argmin ½‖w − v‖² s.t. A w ≤ b``."""
+        ...
+
+
+_POLYTOPE_SOLVER: list[PolytopeSolver] = []
+#: the module that installs the default polytope solver (loaded by name, like a plug-in)
+DEFAULT_POLYTOPE_SOLVER_MODULE = "dpopt.backends.lp"
+
+
+def install_polytope_solver(solver: PolytopeSolver) -> None:
+    """Make ``solver`` the one every :class:`HPolytope` uses for its geometry."""
+    _POLYTOPE_SOLVER[:] = [solver]
+
+
+def polytope_solver() -> PolytopeSolver:
+    """The installed polytope solver (the default module is imported on first use)."""
+    if not _POLYTOPE_SOLVER:
+        importlib.import_module(DEFAULT_POLYTOPE_SOLVER_MODULE)
+    return _POLYTOPE_SOLVER[0]
+
+
+def _minimize_linear(c: np.ndarray, A: np.ndarray, b: np.ndarray) -> LinearAnswer:
+    """``min cᵀx s.t. A x ≤ b`` (x free)."""
+    return polytope_solver().minimize_linear(c, A, b, [(None, None)] * A.shape[1])
 
 
 @dataclass(frozen=True, init=False, eq=False)
@@ -378,8 +436,10 @@ class HPolytope(ConstraintSet):
 
     Notes
     -----
-    The LMO solves the LP ``min ⟨g, v⟩ s.t. A v ≤ b`` with HiGHS
-    (:func:`scipy.optimize.linprog`); at construction one LP per direction
+    The LMO solves the LP ``min ⟨g, v⟩ s.t. A v ≤ b`` with the installed
+    :class:`PolytopeSolver` (default: HiGHS through scipy, :mod:`dpopt.backends.lp`;
+    mechanisms use the backend their ``solver=`` names, on the same LP compiled by
+    :mod:`dpopt.compile.polytope_program`); at construction one LP per direction
     ``±e_i`` gives the bounding box (2p LPs), which proves boundedness and gives
 
     * ``radius("inf")`` and ``diameter("inf")`` exactly;
@@ -390,11 +450,14 @@ class HPolytope(ConstraintSet):
 
     The centre is the Chebyshev centre (the centre of the largest inscribed
     ball, one more LP).  Projection solves the dual of
-    ``min ½‖w − v‖² s.t. A w ≤ b`` (a bound-constrained QP in λ ≥ 0) with
-    L-BFGS-B; the answer ``v − Aᵀλ`` may violate the constraints by about 1e-9
+    ``min ½‖w − v‖² s.t. A w ≤ b`` (a bound-constrained QP in λ ≥ 0, compiled by
+    :func:`dpopt.compile.polytope_program.projection_dual`) with the installed solver
+    (default: L-BFGS-B); the answer ``v − Aᵀλ`` may violate the constraints by about 1e-9
     relative.  There is no vertex list (``n_vertices`` is ``inf``): for small
     dimensions :meth:`to_vertex_polytope` enumerates the vertices with qhull.
     """
+
+    polyhedral = True
 
     dim: int
     variable: Variable | None
@@ -447,16 +510,16 @@ class HPolytope(ConstraintSet):
         box = np.empty((2, self.dim))
         for i in range(self.dim):
             for row, sign in ((0, 1.0), (1, -1.0)):
-                res = _linprog(_unit(self.dim, i, sign), self.A, self.b)
-                if res.status == 2:
+                res = _minimize_linear(_unit(self.dim, i, sign), self.A, self.b)
+                if res.status == "infeasible":
                     raise ModelError("HPolytope is empty: the inequalities A v ≤ b have no solution")
-                if res.status == 3:
+                if res.status == "unbounded":
                     raise ModelError(
                         f"HPolytope is unbounded along coordinate {i}; add inequalities that bound it"
                     )
-                if res.status != 0:
+                if res.status != "optimal":
                     raise ModelError(f"HPolytope bounding-box LP failed: {res.message}")
-                box[row, i] = sign * res.fun
+                box[row, i] = sign * res.value
         return box
 
     def _chebyshev_center(self) -> np.ndarray:
@@ -464,9 +527,8 @@ class HPolytope(ConstraintSet):
         c = np.zeros(self.dim + 1)
         c[-1] = -1.0
         A_ext = np.hstack([self.A, norms[:, None]])
-        res = optimize.linprog(c, A_ub=A_ext, b_ub=self.b, bounds=[(None, None)] * self.dim + [(0, None)],
-                               method="highs")
-        if res.status != 0:  # pragma: no cover - bounded and non-empty polytopes always solve
+        res = polytope_solver().minimize_linear(c, A_ext, self.b, [(None, None)] * self.dim + [(0, None)])
+        if res.status != "optimal" or res.x is None:  # pragma: no cover - bounded, non-empty: always solves
             return 0.5 * (self._box[0] + self._box[1])
         return np.asarray(res.x[: self.dim], dtype=np.float64)
 
@@ -474,17 +536,21 @@ class HPolytope(ConstraintSet):
     def _lmo(self, g: np.ndarray) -> np.ndarray:
         """The LP's vertex, clipped to the bounding box.
 
-        HiGHS returns a point feasible only to its tolerance.  Every radius this set
+        The LP solver returns a point feasible only to its tolerance.  Every radius this set
         reports is computed from the bounding box, and so are the Lipschitz constants
         and sensitivities built on them; clipping the answer to the box (exact in
         floating point) keeps every iterate built from LMO answers inside the box, so
         those constants hold at the iterates by construction (issue 10, item 5).  The
         mechanisms also clip per-example gradients, so privacy does not rest on this alone.
         """
-        res = _linprog(g, self.A, self.b)
-        if res.status != 0:
+        res = _minimize_linear(g, self.A, self.b)
+        if res.status != "optimal" or res.x is None:
             raise ModelError(f"HPolytope LMO: the LP did not solve ({res.message})")
-        return np.clip(np.asarray(res.x, dtype=np.float64), self._box[0], self._box[1])
+        return self.clip_to_box(res.x)
+
+    def clip_to_box(self, x: np.ndarray) -> np.ndarray:
+        """``x`` clipped to the exact bounding box (see :meth:`_lmo` for why LMO answers are)."""
+        return np.clip(np.asarray(x, dtype=np.float64), self._box[0], self._box[1])
 
     # -- projection and membership ----------------------------------------------
     def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
@@ -499,20 +565,11 @@ class HPolytope(ConstraintSet):
     def _project(self, v: np.ndarray) -> np.ndarray:
         if np.all(self.A @ v <= self.b):
             return v.copy()
-        A, c = self.A, self.A @ v - self.b
-
-        def dual(lam: np.ndarray) -> tuple[float, np.ndarray]:
-            w = A.T @ lam
-            return 0.5 * float(w @ w) - float(lam @ c), A @ w - c
-
-        scale = max(1.0, float(np.abs(c).max()))
-        res = optimize.minimize(dual, np.zeros(A.shape[0]), jac=True, method="L-BFGS-B",
-                                bounds=[(0.0, None)] * A.shape[0],
-                                options={"ftol": 1e-15 * scale, "gtol": 1e-12 * scale, "maxiter": 20_000})
-        if not res.success:
-            warnings.warn(f"HPolytope projection: L-BFGS-B stopped early ({res.message})",
+        res = polytope_solver().project(self.A, self.b, v)
+        if not res.converged:
+            warnings.warn(f"HPolytope projection: the iterative solver stopped early ({res.message})",
                           RuntimeWarning, stacklevel=3)
-        return v - A.T @ res.x
+        return np.asarray(res.x, dtype=np.float64)
 
     def contains(self, v: np.ndarray, tol: float = 1e-9) -> bool:
         """Whether ``A v ≤ b`` up to ``tol``.

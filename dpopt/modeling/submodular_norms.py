@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpopt.errors import ModelError
+from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.modeling.regularizers import Regularizer
 from dpopt.modeling.sets import (
     ConstraintSet,
     GaussianWidth,
@@ -55,7 +56,7 @@ def _check_F(F: object, dim: int) -> SetFunction:
 
 
 @dataclass(frozen=True, init=False, eq=False)
-class SubmodularNorm:
+class SubmodularNorm(Regularizer):
     """The regularizer ``lam · Ω∞(θ) = lam · f(|θ|)`` (Eq. (6)), f the Lovász extension of F.
 
     Parameters
@@ -73,6 +74,8 @@ class SubmodularNorm:
     strong convexity (output perturbation, Thm. 1) need an added
     :class:`~dpopt.modeling.L2Squared` term.
     """
+
+    qp_representable = True  # exact atoms are piecewise linear; the general F is an LP by cuts
 
     dim: int
     F: SetFunction = field(repr=False)
@@ -104,6 +107,25 @@ class SubmodularNorm:
         """``Ω*(s)`` (unweighted)."""
         return dual_norm(self.F, s)
 
+    def prox(self, v: np.ndarray, step: float) -> np.ndarray:
+        """``prox_{step·lam·Ω∞}(v)`` by Moreau, when ``|P|(F)`` is a product of ℓ1 balls.
+
+        Raises
+        ------
+        BackendCapabilityError
+            For the families whose ``|P|(F)`` is not such a product (the projection
+            onto it would be iterative).
+        """
+        from dpopt.modeling.apg import _product_l1_blocks, _prox_omega
+
+        blocks = _product_l1_blocks(self.F)
+        if blocks is None:
+            raise BackendCapabilityError(
+                f"SubmodularNorm for {self.F.describe()} has no closed-form proximal map "
+                "(its blocks overlap or are not ℓ1 balls)"
+            )
+        return _prox_omega(blocks, step * self.lam, np.asarray(v, dtype=np.float64))
+
     def __repr__(self) -> str:
         return f"SubmodularNorm({self.F.describe()}, lam={self.lam:g})"
 
@@ -133,6 +155,8 @@ class SubmodularNormBall(NormBall):
     upper bound ``√(‖C‖₁‖C‖∞)``.  The vertex list (p ≤ 8) is every signed
     ``1_A/F(A)`` (a superset of the extreme points, ``3^p − 1`` rows).
     """
+
+    polyhedral = True  # conv of finitely many points; its cvxpy atoms and cuts are linear
 
     dim: int
     F: SetFunction = field(repr=False)

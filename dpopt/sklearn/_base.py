@@ -1,6 +1,6 @@
 """What every dpopt.sklearn estimator shares: public checks, data encoding, the fit pipeline.
 
-``fit`` runs in the order of dpopt's pipeline (DESIGN.md): every check that needs no data
+``fit`` runs in the order of dpopt's pipeline (docs/design.md): every check that needs no data
 (mechanism name and options, ε, δ, declared bounds, policies, seed) → scikit-learn's input
 validation and the per-row encoding (shapes, dtypes, NaN; a refusal here depends on the
 input but charges nothing) → the mechanism's own public checks → one charge → the data is

@@ -1,0 +1,130 @@
+"""Backends for the sub-programs mechanisms compile: mirror steps and polytope LMOs.
+
+Gradient mechanisms do not solve a whole :class:`~dpopt.modeling.problem.Problem`;
+they solve small public programs many times, for fresh noisy linear terms:
+
+* a Bregman (mirror) step without a closed form
+  (:class:`~dpopt.compile.bregman_program.BregmanProgram`), a conic program solved by a
+  cvxpy-based backend (``clarabel``, ``scs``, ...);
+* an :class:`~dpopt.modeling.HPolytope`'s linear minimization oracle, a linear
+  program solved by ``scipy-lp`` (HiGHS through scipy, :mod:`dpopt.backends.lp`) or
+  by a cvxpy-based backend.
+
+The functions here turn ``solver=`` (a name, a profile path or
+:class:`~dpopt.backends.profiles.SolverProfile`, or a
+:class:`~dpopt.backends.base.Backend`) into a backend that can solve the sub-program,
+and prepare the program for it.  Everything is decided from the solver's name and the
+program's structure, before any data is touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dpopt.backends import lp, registry
+from dpopt.backends.base import Backend
+from dpopt.backends.cvxpy_backend import CvxpyBackend
+from dpopt.backends.profiles import SolverProfile, resolve
+from dpopt.backends.result import SolveOptions
+from dpopt.errors import BackendCapabilityError
+from dpopt.modeling.structured_sets import HPolytope
+
+__all__ = ["STEP_TOLERANCE", "SolverSpec", "is_explicit", "prepare_polytope_lmo", "resolve_lp_backend",
+           "resolve_step_backend",
+           "step_options"]
+
+SolverSpec = str | Path | SolverProfile | Backend
+#: the accuracy a compiled mirror step asks for when the profile does not set one
+STEP_TOLERANCE = 1e-9
+#: tried in order by ``solver="auto"`` for a compiled mirror step
+STEP_AUTO_ORDER = ("clarabel", "scs")
+#: names under which earlier versions accepted HiGHS-through-scipy for the LMO LP
+_LP_ALIASES = ("highs", "scipy")
+
+
+def is_explicit(solver: object) -> bool:
+    """Whether ``solver`` asks for something other than ``"auto"`` (a name, a profile or a Backend)."""
+    return not (isinstance(solver, str) and solver.lower() == "auto")
+
+
+def _with_default_tolerance(profile: SolverProfile, tolerance: float) -> SolverProfile:
+    """A plain name's profile gets ``tolerance``; a profile file keeps its own."""
+    if profile.source:
+        return profile
+    return replace(profile, options=replace(profile.options, tolerance=tolerance))
+
+
+def resolve_step_backend(solver: SolverSpec) -> tuple[Backend, SolverProfile]:
+    """The backend (and options) for compiled mirror steps; ``"auto"``: clarabel, else scs.
+
+    Raises
+    ------
+    UnknownSolverError
+        An unknown name or a missing profile file.
+    BackendCapabilityError
+        A backend that does not solve conic programs through cvxpy, or none installed.
+    BackendUnavailableError
+        A named backend whose package is not installed.
+    """
+    if not is_explicit(solver):
+        for name in STEP_AUTO_ORDER:
+            backend = registry.get(name)
+            if backend.available():
+                return backend, _with_default_tolerance(SolverProfile(name), STEP_TOLERANCE)
+        raise BackendCapabilityError("mirror steps without a closed form need clarabel or scs; install one")
+    backend, profile = resolve(solver)
+    if not isinstance(backend, CvxpyBackend) or backend.qp_only:
+        raise BackendCapabilityError(
+            f"mirror steps without a closed form are conic programs solved through cvxpy; backend "
+            f"{backend.name!r} does not solve them: use 'clarabel' or 'scs'"
+        )
+    backend.require()
+    return backend, _with_default_tolerance(profile, STEP_TOLERANCE)
+
+
+def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend, SolverProfile]:
+    """The backend (and options) for an HPolytope's LMO; ``"auto"``: ``scipy-lp``.
+
+    ``scipy-lp`` and every cvxpy-based backend solve it.  The names ``"highs"`` and
+    ``"scipy"`` (earlier spellings of HiGHS through scipy) mean ``scipy-lp`` when they
+    carry no solver ``[options]`` (those would be for another interface).
+
+    Raises
+    ------
+    UnknownSolverError
+        An unknown name or a missing profile file.
+    BackendCapabilityError
+        A backend that cannot solve a linear program dpopt compiles.
+    BackendUnavailableError
+        A named backend whose package is not installed.
+    """
+    if not is_explicit(solver):
+        return lp.ScipyLPBackend(), SolverProfile(lp.ScipyLPBackend.name)
+    backend, profile = resolve(solver)
+    if backend.name in _LP_ALIASES and not isinstance(solver, Backend) and not profile.options.extra:
+        return lp.ScipyLPBackend(), replace(profile, backend=lp.ScipyLPBackend.name)
+    if not isinstance(backend, (lp.ScipyLPBackend, CvxpyBackend)):
+        raise BackendCapabilityError(
+            f"an HPolytope's linear minimization is a linear program; backend {backend.name!r} does not "
+            "solve the ones dpopt compiles: use 'scipy-lp' (HiGHS), 'clarabel' or 'scs'"
+        )
+    backend.require()
+    return backend, profile
+
+
+def prepare_polytope_lmo(backend: Backend, polytope: HPolytope) -> Any:
+    """Compile the LMO ``min ⟨c, s⟩ s.t. A s ≤ b`` of ``polytope`` for ``backend`` (public data only)."""
+    from dpopt.compile.polytope_program import lmo_cvxpy, lmo_program
+
+    if isinstance(backend, CvxpyBackend):
+        return lmo_cvxpy(polytope.A, polytope.b)
+    if isinstance(backend, lp.ScipyLPBackend):
+        return lmo_program(polytope.A, polytope.b)
+    raise BackendCapabilityError(f"backend {backend.name!r} cannot solve an HPolytope's linear minimization")
+
+
+def step_options(profile: SolverProfile, *, time_limit: float | None) -> SolveOptions:
+    """The profile's options with an explicit time limit applied."""
+    return profile.options if time_limit is None else replace(profile.options, time_limit=time_limit)
