@@ -128,7 +128,7 @@ def test_nearly_noiseless_run_converges(F):
     prob = _problem(_data(n=200), F)
     exact = get_backend("clarabel").solve_problem(prob, SolveOptions(tolerance=1e-10)).solution
     r = DualFrankWolfe(1e7, 0.0, iterations=400, ledger=dp.Ledger()).run(prob, seed=0)
-    assert r.private and r.parameters["iterations"] == 400
+    assert r.private and r.parameters["steps"] == 400
     assert prob.objective(r.theta) - prob.objective(exact) < 1e-3
 
 

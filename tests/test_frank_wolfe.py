@@ -254,7 +254,7 @@ def test_alg5_converges_as_epsilon_grows(name, factory):
     gaps = {}
     for eps in (0.5, 1e4):
         r = GaussianFrankWolfe(eps, 1e-6, iterations=T, ledger=dp.Ledger()).run(prob, seed=0)
-        sigma = r.parameters["sigma"]
+        sigma = r.parameters["noise_scale"]
         gap = prob.smooth_value(r.theta) - best
         assert C.contains(r.theta, tol=1e-6)
         assert gap <= 2 * gamma / (T + 2) + 2 * sigma * (width + C.radius(2) * math.sqrt(2 * math.log(T / zeta)))
@@ -486,12 +486,12 @@ def test_release_reports_mode_and_sigma_and_charges_once():
     prob = _ball_problem(lambda v: dp.L2Ball(v, 1.0), n=500)
     ledger = dp.Ledger(epsilon_budget=1.5, delta_budget=1e-5)
     r = GaussianFrankWolfe(1.0, 1e-6, iterations=20, calibration="paper", ledger=ledger).run(prob, seed=0)
-    assert r.parameters["calibration"] == "paper" and r.parameters["sigma"] == r.parameters["sigma_paper"]
+    assert r.parameters["calibration"] == "paper" and r.parameters["noise_scale"] == r.parameters["noise_scale_paper"]
     assert ledger.spent == (1.0, 1e-6)
     with pytest.raises(dp.errors.BudgetExceededError):
         GaussianFrankWolfe(1.0, 1e-6, iterations=20, ledger=ledger).run(prob, seed=0)
     r2 = GaussianFrankWolfe(0.5, 1e-6, iterations=20, ledger=ledger).run(prob)
-    assert r2.parameters["calibration"] == "accountant" and r2.parameters["sigma"] < r2.parameters["sigma_paper"]
+    assert r2.parameters["calibration"] == "accountant" and r2.parameters["noise_scale"] < r2.parameters["noise_scale_paper"]
     assert r2.parameters["accountant"] == "analytic"  # exact μ-GDP by default (tests/test_profiles.py)
     assert not r2.seed.user_seeded
     assert "(0.5, 1e-06)-DP" in r2.summary()
@@ -501,7 +501,7 @@ def test_default_iterations_follow_the_paper():
     _, _, prob = _lasso(n=1000, p=5)
     r = PolytopeFrankWolfe(1.0, 1e-6, ledger=dp.Ledger()).run(prob, seed=0)
     # T = Γ^{2/3}(nε)^{2/3}/(L₁‖C‖₁)^{2/3} with Γ = 8, L₁ = 2(1 + 1)·1 = 4, ‖C‖₁ = 1
-    assert r.parameters["iterations"] == math.ceil((8 * 1000 / 4) ** (2 / 3))
+    assert r.parameters["steps"] == math.ceil((8 * 1000 / 4) ** (2 / 3))
 
 
 def test_lasso_bench_smoke(tmp_path, capsys):

@@ -45,7 +45,7 @@ def test_dpgd_sigma_is_exact_gdp():
     prob = _logistic()
     rel = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip="lipschitz", ledger=dp.Ledger()).run(prob, seed=0)
     p = rel.parameters
-    mu = 2 * p["clip_l2"] * math.sqrt(25) / p["sigma"]
+    mu = 2 * p["clip_l2"] * math.sqrt(25) / p["noise_scale"]
     assert p["clip"] == "fixed" and p["gdp_mu"] == pytest.approx(mu)
     assert gaussian_delta(1.0 / mu, 1.0, 0.5) == pytest.approx(1e-6, rel=1e-4)
 
@@ -56,7 +56,7 @@ def test_adaptive_clipping_is_exact_gdp_for_both_releases():
     and the count gets the declared share of each step's μ²."""
     prob = _logistic()
     p = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip_share=0.1, ledger=dp.Ledger()).run(prob, seed=0).parameters
-    z = p["sigma"] / p["clip_l2"]
+    z = p["noise_scale"] / p["clip_l2"]
     step_mu2 = 4 / z**2 + 1 / p["count_sigma"] ** 2
     mu = math.sqrt(25 * step_mu2)
     assert p["clip"] == "adaptive" and p["gdp_mu"] == pytest.approx(mu)

@@ -207,14 +207,14 @@ def test_release_reports_both_sigmas_and_accountant_never_larger():
                                         ledger=dp.Ledger()).run(prob, seed=0)
             P_ = r.parameters
             assert P_["mode"] == mode and P_["accountant"] == acc
-            assert P_["sigma_accountant"] <= P_["sigma_paper"]
-            assert P_["sigma"] == P_["sigma_paper" if mode == "paper" else "sigma_accountant"]
+            assert P_["noise_scale_accountant"] <= P_["noise_scale_paper"]
+            assert P_["noise_scale"] == P_["noise_scale_paper" if mode == "paper" else "noise_scale_accountant"]
             assert P_["sensitivity_l2"] == pytest.approx(2 * 1.0 / 500)
-            assert "sigma_paper" in r.summary() and r.private
+            assert "noise_scale_paper" in r.summary() and r.private
     # the default is the exact μ-GDP calibration, below the RDP one (tests/test_profiles.py)
     default = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, ledger=dp.Ledger()).plan(prob).parameters
     rdp = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, accountant="rdp", ledger=dp.Ledger()).plan(prob).parameters
-    assert default["accountant"] == "analytic" and default["sigma"] < rdp["sigma"]
+    assert default["accountant"] == "analytic" and default["noise_scale"] < rdp["noise_scale"]
 
 
 # ---------------------------------------------------------------------------
@@ -399,3 +399,18 @@ def test_mirror_steps_outside_the_set_keep_the_declared_sensitivity(monkeypatch,
     raw = [abs(2.0 * (x @ theta - y)) * np.linalg.norm(x) for x, y in rows]  # unclipped per-example norms
     raw_gap = neighbour_gradient_gap(lambda d: make(d).loss.gradient, data, theta, rows, measure=np.linalg.norm)
     assert max(raw) > lip and (push < 2 or raw_gap > delta)  # the checks above have teeth
+
+
+def test_a_regularizer_outside_the_gradient_is_refused_before_the_charge():
+    """Mirror descent's gradient holds only elastic terms; a submodular norm would be dropped."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (100, 4)) / 2
+    data = dp.Dataset(X, np.sign(X[:, 0] + 1e-3), x_bound=1.0)
+    th = dp.Variable(4)
+    F = dp.GroupCoverage(4, [[0, 1], [2, 3]], [1.0, 1.0])
+    problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 1.0),
+                         regularizer=dp.SubmodularNorm(th, F, 0.1))
+    ledger = dp.Ledger()
+    with pytest.raises(MechanismError, match="SubmodularNorm"):
+        dp.PrivateMirrorDescent(1.0, 1e-5, ledger=ledger).run(problem)
+    assert ledger.spent == (0.0, 0.0)

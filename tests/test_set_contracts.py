@@ -29,7 +29,7 @@ from dpopt.backends import registry
 from dpopt.backends.cvxpy_backend import is_qp
 from dpopt.compile.cvxpy_program import compile_cvxpy, loss_phi, regularizer_term, set_constraints
 from dpopt.compile.submodular_cvxpy import make_problem
-from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.errors import BackendCapabilityError, MechanismError, ModelError
 from dpopt.modeling.apg import unsupported_reason
 from dpopt.modeling.prox import composite_prox, prox_supported
 from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
@@ -519,3 +519,117 @@ def test_regularizer_prox_matches_a_numerical_minimization(reg_case: tuple[Regul
     assert np.linalg.norm(x - theta.value) <= 1e-5
     objective = 0.5 * float((x - v) @ (x - v)) + step * reg.value(x)
     assert objective <= prob.value + 1e-7
+
+
+# ---------------------------------------------------------------------------
+# Declarations read by the mechanisms and backends (no type switches there)
+# ---------------------------------------------------------------------------
+
+
+def test_mirror_potential_declaration_builds_a_fitting_potential(cset: ConstraintSet) -> None:
+    from dpopt.modeling.potentials import POTENTIALS, QNormPotential, make_potential
+
+    assert cset.mirror_potential in POTENTIALS
+    pot = make_potential("auto", cset)
+    assert pot.name == cset.mirror_potential and pot.constraint is cset
+    geo = pot.geometry()
+    assert geo.modulus > 0 and all(math.isfinite(v) for v in (geo.range, geo.modulus, geo.q_radius, geo.q_width))
+    rng = np.random.default_rng(13)
+    x = 0.5 * (cset.center() + _inside(cset, rng, n=1)[0])  # relatively interior
+    step = pot.mirror_step(pot.gradient(pot.point(x)))
+    if step is None:  # compiled step: the q-norm potential's vertex weights represent x
+        assert isinstance(pot, QNormPotential)
+        alpha = pot.point(x).aux
+        assert alpha is not None and np.allclose(pot.V.T @ alpha, x, atol=1e-7)
+        return
+    assert cset.contains(step.theta, _tol(cset))
+    assert np.linalg.norm(step.theta - x) <= 1e-5 * _scale(cset)  # the step inverts ∇Ψ
+
+
+def test_an_unknown_mirror_potential_declaration_is_refused_by_name() -> None:
+    from dpopt.modeling.potentials import make_potential
+
+    class _Odd(ShiftedL2Ball):
+        mirror_potential = "bogus"
+
+    with pytest.raises(ModelError, match="_Odd declares mirror_potential='bogus'"):
+        make_potential("auto", _Odd(np.zeros(2), 1.0))
+    with pytest.raises(ModelError, match="entropy potential does not fit a ShiftedL2Ball"):
+        make_potential("entropy", ShiftedL2Ball(np.zeros(2), 1.0))
+
+
+class _NoSolver:
+    """A polytope solver that fails: a closed-form LMO must not reach it."""
+
+    def minimize_linear(self, *args: object) -> None:
+        raise AssertionError("a closed-form LMO called the polytope solver")
+
+    project = minimize_linear
+
+
+def test_lmo_declarations_match_how_the_lmo_is_solved(cset: ConstraintSet) -> None:
+    from dpopt.backends import programs
+    from dpopt.backends.result import SolveOptions
+    from dpopt.modeling import structured_sets
+
+    assert not (cset.closed_form_lmo and cset.lmo_is_lp)
+    assert cset.project_solver_points or not cset.exact_projection
+    rng = np.random.default_rng(16)
+    gs = rng.standard_normal((3, cset.dim))
+    if cset.closed_form_lmo:  # no solver: the LMO runs with a failing polytope solver installed
+        saved = structured_sets.polytope_solver()
+        structured_sets.install_polytope_solver(_NoSolver())  # type: ignore[arg-type]
+        try:
+            for g in gs:
+                cset.lmo(g)
+        finally:
+            structured_sets.install_polytope_solver(saved)
+    if cset.lmo_is_lp:  # the compiled LP that Frank–Wolfe solves with a backend answers the same
+        backend, _ = programs.resolve_lp_backend("scipy-lp")
+        prepared = programs.prepare_polytope_lmo(backend, cset)  # type: ignore[arg-type]
+        for g in gs:
+            x = backend.solve(prepared, g, SolveOptions(tolerance=1e-9)).solution
+            assert x is not None and float(g @ x) == pytest.approx(float(g @ cset.lmo(g)), abs=1e-7)
+        assert callable(getattr(cset, "clip_to_box", None))
+    assert dp.GaussianFrankWolfe(1.0, 1e-6, iterations=3).calls_solver(_squared_problem(cset, cset.dim)) \
+        == cset.lmo_is_lp
+
+
+def test_norm_ball_declaration_matches_membership(cset: ConstraintSet) -> None:
+    q = cset.norm_ball
+    if q is None:
+        return
+    rng = np.random.default_rng(14)
+    r = cset.radius(q)
+    assert np.array_equal(cset.center(), np.zeros(cset.dim))
+    for u in rng.standard_normal((6, cset.dim)):
+        u /= np.linalg.norm(u, ORD[q])
+        assert cset.contains(0.999 * r * u) and not cset.contains(1.001 * r * u)
+
+
+def test_elastic_weights_declaration_matches_the_value(reg_case: tuple[Regularizer, bool]) -> None:
+    reg, _ = reg_case
+    w = reg.elastic_weights
+    problem = _squared_problem(None, reg.dim, reg)
+    rng = np.random.default_rng(15)
+    for t in rng.standard_normal((3, reg.dim)):
+        if w is not None:
+            assert reg.value(t) == pytest.approx(0.5 * w[0] * float(t @ t) + w[1] * float(np.abs(t).sum()))
+        assert problem.objective(t) == pytest.approx(problem.loss.value(t) + reg.value(t))
+    assert problem.l2_weight == (w[0] if w else 0.0) and problem.l1_weight == (w[1] if w else 0.0)
+    mech = dp.DPGradientDescent(1.0, 1e-6, steps=3, clip=1.0)
+    if w is None:  # proximal gradient descent refuses a term it cannot step on, by name
+        with pytest.raises(MechanismError, match=type(reg).__name__):
+            mech.plan(problem)
+    else:
+        assert mech.plan(problem).steps == 3
+
+
+@pytest.mark.parametrize("mech", [dp.GaussianFrankWolfe(1.0, 1e-6, iterations=3),
+                                  dp.PolytopeFrankWolfe(1.0, 1e-6, iterations=3)], ids=lambda m: m.name)
+def test_frank_wolfe_refuses_a_regularizer_without_a_smooth_declaration(mech: dp.Mechanism) -> None:
+    norm = SubmodularNorm(3, Cardinality(3), 0.2)  # declares no elastic weights: Frank–Wolfe would drop it
+    problem = _squared_problem(L1Ball(3, 1.0), 3, (dp.L2Squared(3, 0.1), norm))
+    with pytest.raises(MechanismError, match="handles L2Squared regularizers only, not SubmodularNorm"):
+        mech.plan(problem)  # type: ignore[attr-defined]
+    assert mech.plan(_squared_problem(L1Ball(3, 1.0), 3, dp.L2Squared(3, 0.1)))  # type: ignore[attr-defined]

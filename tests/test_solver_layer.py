@@ -24,12 +24,8 @@ from dpopt.errors import BackendCapabilityError, MechanismError, UnknownSolverEr
 
 ROOT = Path(dp.__file__).resolve().parent
 DENIED = ("cvxpy", "scipy.optimize", "pyomo", "highspy", "ortools", "pyscipopt", "clarabel", "osqp", "scs")
-#: imports of solver packages that remain, with the file's owner to move them (issue 13, item 5):
-#: QNormPotential.weights uses SLSQP, the submodular polyhedron's LPs use linprog
-KNOWN = {
-    ("modeling/potentials.py", "scipy.optimize"),
-    ("modeling/submodular.py", "scipy.optimize"),
-}
+#: imports of solver packages that remain, with the file's owner to move them (issue 13, item 5)
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _denied(module: str) -> str | None:

@@ -52,8 +52,6 @@ from dpopt.modeling.losses import Loss
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import composite_prox, prox_supported
-from dpopt.modeling.regularizers import L1Norm, L2Squared
-from dpopt.modeling.sets import L2Ball, LinfBall
 
 #: largest dimension for which the dense Newton method is used
 NEWTON_MAX_DIM = 2000
@@ -293,8 +291,8 @@ class ScipyBackend(Backend):
                 f"backend 'scipy' needs a smooth loss; {problem.loss.name} has no Hessian bound: "
                 "use 'clarabel' or a smoothed loss"
             )
-        other = [type(r).__name__ for r in problem.regularizers if not isinstance(r, (L2Squared, L1Norm))]
-        if other:
+        other = [type(r).__name__ for r in problem.regularizers if r.elastic_weights is None]
+        if other:  # read from the declaration Regularizer.elastic_weights: a·½‖θ‖² + b‖θ‖₁
             raise BackendCapabilityError(
                 f"backend 'scipy' handles L2Squared and L1Norm regularizers only, not {', '.join(other)}: "
                 "use 'clarabel'"
@@ -317,10 +315,10 @@ class ScipyBackend(Backend):
         return (
             problem.l1_weight == 0.0
             and problem.dim <= NEWTON_MAX_DIM
-            and (c is None or isinstance(c, L2Ball))
+            and (c is None or c.norm_ball == 2)
             and math.isfinite(problem.smoothness)
             and type(problem.loss).d2phi is not _base_d2phi
-            and not any(not isinstance(r, L2Squared) for r in problem.regularizers)
+            and problem.elastic
         )
 
     def prepare(self, problem: AnyProblem) -> Any:
@@ -381,7 +379,8 @@ class ScipyBackend(Backend):
         Newton stalls — L-BFGS-B followed by Newton; FISTA then finishes and certifies."""
         p = f.problem
         newton = self.newton_applies(p)
-        radius = p.constraint.r if isinstance(p.constraint, L2Ball) else None
+        c = p.constraint
+        radius = c.radius(2) if c is not None and c.norm_ball == 2 else None
         if newton:
             x, res = self._newton(f, np.zeros(p.dim), tol, deadline, radius=radius)
             if res <= tol:
@@ -396,7 +395,7 @@ class ScipyBackend(Backend):
         p = f.problem
         c = p.constraint
         d = p.dim
-        if c is not None and not isinstance(c, LinfBall):
+        if c is not None and c.norm_ball != "inf":
             # unconstrained warm start; FISTA projects it and finishes on C
             return self._lbfgs_free(f, max_iter, tol)
         r = None if c is None else c.radius("inf")

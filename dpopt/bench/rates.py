@@ -141,7 +141,7 @@ def _md(inst: Instance, constraint: str, eps: float, delta: float, mode: NoiseMo
     problem = dp.Problem(dp.SquaredLoss(inst.data, theta), constraint=C)
     mech = dp.PrivateMirrorDescent(eps, delta, mode=mode, max_steps=max_steps, ledger=dp.Ledger())
     rel = mech.run(problem, seed=seed)
-    return inst.loss(rel.theta) - inst.best[constraint], int(rel.parameters["steps"]), float(rel.parameters["sigma"])
+    return inst.loss(rel.theta) - inst.best[constraint], int(rel.parameters["steps"]), float(rel.parameters["noise_scale"])
 
 
 def _fw(inst: Instance, eps: float, delta: float, seed: int) -> tuple[float, int, float]:
@@ -150,7 +150,7 @@ def _fw(inst: Instance, eps: float, delta: float, seed: int) -> tuple[float, int
     mech = PolytopeFrankWolfe(eps, delta, ledger=dp.Ledger())
     rel = mech.run_lasso(np.asarray(inst.data.X), np.asarray(inst.data.y), radius=1.0, seed=seed)
     scale = float(rel.parameters.get("noise_scale", rel.parameters.get("scale", math.nan)))
-    return inst.loss(rel.theta) - inst.best["l1"], int(rel.parameters["iterations"]), scale
+    return inst.loss(rel.theta) - inst.best["l1"], int(rel.parameters["steps"]), scale
 
 
 def fw_available() -> bool:

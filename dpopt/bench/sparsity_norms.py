@@ -146,7 +146,7 @@ def run_cell(norm: str, n: int, args: argparse.Namespace) -> Run:
         bound = float(r.parameters["excess_risk_bound"])
         d = DualFrankWolfe(args.epsilon, args.delta, ledger=Ledger()).run(prob, seed=rep)
         dual.append(prob.objective(d.theta) - optimum)
-        iters = int(d.parameters["iterations"])
+        iters = int(d.parameters["steps"])
     return Run(norm, n, args.p, width, lam, optimum, float(np.mean(out)), bound, float(np.mean(dual)), iters,
                time.perf_counter() - start)
 

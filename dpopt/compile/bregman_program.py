@@ -47,12 +47,13 @@ class BregmanProgram:
     def point(self, theta: np.ndarray) -> P.MirrorPoint:
         """The mirror point of a solver answer ``theta`` (after a solve of this program).
 
-        The answer is projected onto C (vertex polytopes excepted: their projection is
-        iterative, and the solver's point is feasible to its tolerance); the q-norm
+        The answer is projected onto C unless the set declares ``project_solver_points =
+        False`` (vertex polytopes: their projection is iterative, and the solver's point is
+        feasible to its tolerance); the q-norm
         potential's vertex weights α are read from the program.
         """
         theta = np.asarray(theta, dtype=np.float64).reshape(-1)
-        if not isinstance(self.potential.constraint, S.VertexPolytope):
+        if self.potential.constraint.project_solver_points:
             theta = self.potential.constraint.project(theta)
         aux = None if self.alpha is None or self.alpha.value is None else np.asarray(self.alpha.value).reshape(-1)
         return P.MirrorPoint(theta, aux)

@@ -421,7 +421,7 @@ class DualFrankWolfe(Mechanism):
         if self.release == "primal":
             recovery = NoiseSpec.for_sensitivity(d_theta, eps_rec, dlt_rec, problem.dim, self.noise)
         params = {
-            "selection": self.selection, "composition": budget.composition, "iterations": steps,
+            "selection": self.selection, "composition": budget.composition, "steps": steps,
             "step_epsilon": budget.step_epsilon, "score_sensitivity": delta_score, "selection_scale": scale,
             "theta_sensitivity_l2": d_theta, "lipschitz_l2": L, "theta_radius_l2": radius,
             "polyhedron_l2_radius": r2, "omega_weight": norm.lam, "ridge": problem.l2_weight,

@@ -104,7 +104,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, singledispatch
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -123,9 +123,7 @@ from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.clipping import ClippedGradient
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.regularizers import L1Norm
-from dpopt.modeling.sets import ConstraintSet, L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope
-from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
+from dpopt.modeling.sets import ConstraintSet, L1Ball, Simplex
 from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget, resolve_selection
 from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, laplace_noise
@@ -137,7 +135,6 @@ StepRule = Literal["standard", "paper"]
 Calibration = Literal["accountant", "paper"]
 Solver = str | Path | SolverProfile | Backend
 
-_CLOSED_FORM_LMO = (L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope, GroupL1Ball, NuclearNormBall)
 #: the public acceptance rule of an HPolytope LMO answer (the release's OracleCall says it)
 LMO_ACCEPTANCE = ("an optimal vertex, clipped to the polytope's exact bounding box (post-processing of the "
                   "noisy gradient); no optimal answer: the run stops and releases nothing")
@@ -176,9 +173,14 @@ def _check_problem(problem: object, name: str) -> Problem:
         raise MechanismError("the problem already carries a perturbation; pass the plain problem")
     if problem.constraint is None:
         raise MechanismError(f"{name} needs a bounded constraint set C (Frank–Wolfe moves inside C)")
-    if any(isinstance(r, L1Norm) for r in problem.regularizers):
+    if problem.l1_weight > 0:  # an L1Norm (or another term declaring an ℓ1 part)
         raise MechanismError(
             f"{name} needs a smooth objective: replace the L1Norm regularizer by an L1Ball constraint"
+        )
+    other = [type(r).__name__ for r in problem.regularizers if r.elastic_weights is None]
+    if other:  # the gradient oracle adds the declared (λ/2)‖θ‖² parts only
+        raise MechanismError(
+            f"{name} needs a smooth objective: it handles L2Squared regularizers only, not {', '.join(other)}"
         )
     return problem
 
@@ -266,14 +268,16 @@ class SimplexScorer(VertexScorer):
         return out
 
 
+@singledispatch
 def vertex_scorer(constraint: ConstraintSet, max_vertices: int) -> VertexScorer:
-    """The vertex scorer of a polytope with a vertex list, or a clear refusal."""
-    if isinstance(constraint, L1Ball):
-        return L1BallScorer(constraint.dim, constraint.r)
-    if isinstance(constraint, Simplex):
-        return SimplexScorer(constraint.dim, constraint.scale)
+    """The vertex scorer of a polytope with a vertex list, or a clear refusal.
+
+    Any set with a finite :attr:`~dpopt.modeling.sets.ConstraintSet.n_vertices` is
+    scored from its vertex array; a set with a faster scorer registers it with
+    ``@vertex_scorer.register`` (the ℓ1 ball and the simplex below).
+    """
     n = constraint.n_vertices
-    if isinstance(n, float) or isinstance(constraint, HPolytope):
+    if isinstance(n, float):
         raise MechanismError(
             f"PolytopeFrankWolfe (Alg. 4) needs a polytope given by its vertices; "
             f"{type(constraint).__name__} has no vertex list. Use GaussianFrankWolfe (Alg. 5), "
@@ -285,6 +289,16 @@ def vertex_scorer(constraint: ConstraintSet, max_vertices: int) -> VertexScorer:
             f"max_vertices={max_vertices} vertices; raise max_vertices or use GaussianFrankWolfe (Alg. 5)"
         )
     return VertexScorer(constraint.vertices(max_count=max_vertices))
+
+
+@vertex_scorer.register
+def _(constraint: L1Ball, max_vertices: int) -> VertexScorer:
+    return L1BallScorer(constraint.dim, constraint.r)
+
+
+@vertex_scorer.register
+def _(constraint: Simplex, max_vertices: int) -> VertexScorer:
+    return SimplexScorer(constraint.dim, constraint.scale)
 
 
 # ---------------------------------------------------------------------------
@@ -458,7 +472,7 @@ class PolytopeFrankWolfe(Mechanism):
         paper = (lipschitz_l1 * l1r * math.sqrt(8 * steps * math.log(1 / self.delta)) / (n * self.epsilon)
                  if self.delta > 0 else math.nan)
         params = {
-            "selection": self.selection, "composition": budget.composition, "iterations": steps,
+            "selection": self.selection, "composition": budget.composition, "steps": steps,
             "step_epsilon": budget.step_epsilon, "sensitivity_score": sensitivity,
             "noise_scale": scale, "paper_scale": paper, "lipschitz_l1": lipschitz_l1,
             "l1_radius": l1r, "candidates": scorer.n_candidates, "step_rule": self.step,
@@ -472,7 +486,7 @@ class PolytopeFrankWolfe(Mechanism):
         c = problem.constraint
         assert c is not None
         scorer = vertex_scorer(c, self.max_vertices)
-        lasso = isinstance(problem.loss, SquaredLoss) and isinstance(c, L1Ball)
+        lasso = isinstance(problem.loss, SquaredLoss) and isinstance(scorer, L1BallScorer)
         if self.fast is True and not lasso:
             raise MechanismError("fast=True needs a SquaredLoss over an L1Ball (the LASSO); use fast='auto'")
         lip = problem.loss_constants().lipschitz_l1
@@ -683,7 +697,7 @@ class GaussianFrankWolfe(Mechanism):
         """σ of the gradient noise and its record (the mutation tests override this)."""
         sensitivity = 2.0 * lipschitz_l2 / n
         paper, raised = paper_sigma_checked(lipschitz_l2, n, steps, self.epsilon, self.delta)
-        record: dict[str, Any] = {"sigma_paper": paper, "sigma_paper_raised_to_exact": raised}
+        record: dict[str, Any] = {"noise_scale_paper": paper, "noise_scale_paper_raised_to_exact": raised}
         if self.calibration == "paper":
             return paper, record
         sigma = _accountant_sigma(sensitivity, steps, self.epsilon, self.delta, self.accountant)
@@ -694,10 +708,10 @@ class GaussianFrankWolfe(Mechanism):
         problem = _check_problem(problem, self.name)
         c = problem.constraint
         assert c is not None
-        if isinstance(c, HPolytope):
+        if c.lmo_is_lp:
             lmo = f"lp:{programs.resolve_lp_backend(solver)[0].name}"  # unknown or unable solvers refused here
         else:
-            lmo = "closed-form" if isinstance(c, _CLOSED_FORM_LMO) else f"{type(c).__name__}.lmo"
+            lmo = "closed-form" if c.closed_form_lmo else f"{type(c).__name__}.lmo"
         lip = problem.loss_constants().lipschitz_l2
         if not (math.isfinite(lip) and lip >= 0):
             raise MechanismError(
@@ -713,14 +727,15 @@ class GaussianFrankWolfe(Mechanism):
         sensitivity = 2.0 * lip / problem.n
         params = {
             "calibration": self.calibration, "accountant": self.accountant if self.calibration == "accountant" else None,
-            "sigma": sigma, **record, "iterations": steps, "sensitivity_l2": sensitivity,
+            "noise": "gaussian", "noise_scale": sigma, **record, "steps": steps, "sensitivity_l2": sensitivity,
             "lipschitz_l2": lip, "lmo": lmo, "step_rule": self.step, "neighbouring": "replace-one",
         }
         return GaussianPlan(steps, sigma, sensitivity, lmo, params)
 
     def calls_solver(self, problem: Any) -> bool:
-        """Only an :class:`~dpopt.modeling.HPolytope`'s linear minimization calls an LP solver."""
-        return isinstance(getattr(problem, "constraint", None), HPolytope)
+        """Only a set whose LMO is a linear program (``lmo_is_lp``, e.g. an
+        :class:`~dpopt.modeling.HPolytope`) calls an LP solver."""
+        return bool(getattr(getattr(problem, "constraint", None), "lmo_is_lp", False))
 
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
             seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
@@ -740,7 +755,7 @@ class GaussianFrankWolfe(Mechanism):
         lmo: Callable[[np.ndarray], np.ndarray] = c.lmo
         calls: tuple[OracleCall, ...] = ()
         parameters = dict(plan.parameters)
-        if isinstance(c, HPolytope):
+        if c.lmo_is_lp:
             backend, profile = programs.resolve_lp_backend(solver)
             calls = (OracleCall(backend.name, backend.require(), f"step solver ({plan.steps} LMO calls)",
                                 LMO_ACCEPTANCE),)
@@ -758,7 +773,7 @@ class GaussianFrankWolfe(Mechanism):
                            keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
 
 
-def _backend_lmo(polytope: HPolytope, backend: Backend, options: SolveOptions) -> Callable[[np.ndarray], np.ndarray]:
+def _backend_lmo(polytope: Any, backend: Backend, options: SolveOptions) -> Callable[[np.ndarray], np.ndarray]:
     """g ↦ the polytope's LMO answer from ``backend``, clipped to its exact bounding box.
 
     The LP is compiled once here, before the charge (public data only).  The answer is

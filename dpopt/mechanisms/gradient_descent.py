@@ -85,7 +85,6 @@ from dpopt.mechanisms.release import Release
 from dpopt.modeling.clipping import ClippedGradient
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import composite_prox, prox_supported
-from dpopt.modeling.regularizers import L1Norm, L2Squared
 from dpopt.privacy.accountant import (
     check_sampling_rate,
     check_steps,
@@ -199,8 +198,12 @@ class _GradientMechanism(Mechanism):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
         if problem.perturbation is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
-        if any(not isinstance(r, (L2Squared, L1Norm)) for r in problem.regularizers):
-            raise MechanismError(f"{self.name} supports L2Squared and L1Norm regularizers only")
+        other = [type(r).__name__ for r in problem.regularizers if r.elastic_weights is None]
+        if other:  # the step: a·θ in the gradient, then the exact ℓ1 prox composed with the projection
+            raise MechanismError(
+                f"{self.name} supports L2Squared and L1Norm regularizers only (terms a·½‖θ‖² + b‖θ‖₁, "
+                f"declared by Regularizer.elastic_weights), not {', '.join(other)}"
+            )
         if not prox_supported(problem.constraint, problem.l1_weight):
             raise MechanismError(
                 f"{self.name} needs an exact proximal step; an L1Norm regularizer is supported over no set, "
@@ -336,7 +339,7 @@ class _GradientMechanism(Mechanism):
                     lipschitz: float) -> dict[str, Any]:
         return {
             "steps": plan_steps, "learning_rate": eta, "clip": "fixed", "clip_l2": clip, "lipschitz_l2": lipschitz,
-            "sigma": sigma, "noise_multiplier": sigma / clip, "accountant": accountant,
+            "noise": "gaussian", "noise_scale": sigma, "noise_multiplier": sigma / clip, "accountant": accountant,
             "output": self.output, "neighbouring": "replace-one",
         }
 

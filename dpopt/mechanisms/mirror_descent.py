@@ -220,6 +220,12 @@ class PrivateMirrorDescent(Mechanism):
             raise MechanismError(
                 f"{self.name} runs over a constraint set C; add one (e.g. dp.Simplex, dp.L1Ball, dp.L2Ball)"
             )
+        other = [type(r).__name__ for r in problem.regularizers if r.elastic_weights is None]
+        if other:  # the gradient adds a·θ + b·sign(θ): only elastic terms are in it
+            raise MechanismError(
+                f"{self.name} supports L2Squared and L1Norm regularizers only (terms a·½‖θ‖² + b‖θ‖₁, "
+                f"declared by Regularizer.elastic_weights), not {', '.join(other)}"
+            )
         lipschitz = problem.loss_constants().lipschitz_l2
         if not math.isfinite(lipschitz):
             raise MechanismError(
@@ -249,9 +255,9 @@ class PrivateMirrorDescent(Mechanism):
             eta_s = eta / geometry.modulus
             bound = r_scaled / (eta_s * steps) + eta_s * k
         params: dict[str, Any] = {
-            "mode": self.mode, "sigma": sigma, "sigma_paper": sigma_paper,
-            "sigma_accountant": sigma_acc, "accountant": self.accountant,
-            "sigma_paper_raised_to_exact": paper_raised,
+            "mode": self.mode, "noise": "gaussian", "noise_scale": sigma, "noise_scale_paper": sigma_paper,
+            "noise_scale_accountant": sigma_acc, "accountant": self.accountant,
+            "noise_scale_paper_raised_to_exact": paper_raised,
             "steps": steps, "learning_rate": eta, "potential": potential.name,
             "potential_reference": potential.reference, "sensitivity_l2": sensitivity,
             "lipschitz_l2": lipschitz, "potential_range": geometry.range,

@@ -129,7 +129,17 @@ class Release:
         Mechanism name and the theorem it relies on.
     parameters : dict
         Public settings of the run: noise scales, budget split, ζ, tolerance, ... (functions
-        of declared constants, ε, δ and n only).
+        of declared constants, ε, δ and n only).  One vocabulary across mechanisms:
+
+        * ``noise`` — the noise law ("gaussian", "laplace", "l2-laplace", "gumbel", ...) and
+          ``noise_scale`` — its scale as the privacy proof calibrates it (Gaussian σ,
+          Laplace b) on the quantity the mechanism's docstring names; variants carry a
+          suffix (``noise_scale_paper``, ``noise_scale_accountant``);
+        * ``steps`` — the number of iterations T of an iterative mechanism;
+        * ``lipschitz_l2`` / ``lipschitz_l1`` — declared Lipschitz constants by norm;
+          ``sensitivity_l2`` — the ℓ2 sensitivity the noise covers;
+        * ``accountant``, ``calibration``, ``neighbouring`` (always "replace-one"), and
+          ``solver_rule`` when ``solver="auto"`` chose the oracle.
     oracle_calls : tuple of OracleCall
         The public record of every solver call behind the release.
     seed : SeedInfo

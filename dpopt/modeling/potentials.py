@@ -36,14 +36,16 @@ This module uses numpy and scipy only.
 
 from __future__ import annotations
 
+import importlib
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from dpopt.errors import ModelError
 from dpopt.modeling import sets as S
@@ -99,15 +101,6 @@ class MirrorPoint:
 
     theta: np.ndarray
     aux: np.ndarray | None = None
-
-
-def _structured() -> Any:
-    """The structured-set module (group-ℓ1 and nuclear-norm balls), or None if absent."""
-    try:
-        from dpopt.modeling import structured_sets
-    except ImportError:  # pragma: no cover - shipped with dpopt
-        return None
-    return structured_sets
 
 
 def _refuse(potential: str, constraint: S.ConstraintSet, fits: str) -> ModelError:
@@ -225,10 +218,10 @@ class EntropyPotential(Potential):
     reference = "TTZ14 Sec. 3.2 (simplex), eq. (14)"
 
     def __init__(self, constraint: S.ConstraintSet) -> None:
-        if not isinstance(constraint, S.Simplex):
-            raise _refuse(self.name, constraint, "a Simplex")
+        if getattr(constraint, "mirror_potential", None) != self.name:
+            raise _refuse(self.name, constraint, "a Simplex (a set declaring mirror_potential = 'entropy')")
         super().__init__(constraint)
-        self.scale = constraint.scale
+        self.scale = float(constraint.scale)  # type: ignore[attr-defined]  # the simplex's declared sum
 
     def value(self, theta: np.ndarray) -> float:
         u = np.asarray(theta) / self.scale
@@ -260,6 +253,25 @@ class EntropyPotential(Potential):
 # ---------------------------------------------------------------------------
 # q-norm potential for polytopes (Fact 3.4, Claim 3.5)
 # ---------------------------------------------------------------------------
+
+
+#: ``(V, θ, q) ↦ argmin ‖α‖_q s.t. Vᵀα = θ``: the q-norm potential's weights
+WeightSolver = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+_WEIGHT_SOLVER: list[WeightSolver] = []
+#: the module that installs the default weight solver (loaded by name, like a plug-in)
+DEFAULT_WEIGHT_SOLVER_MODULE = "dpopt.compile.qnorm_weights"
+
+
+def install_weight_solver(solver: WeightSolver) -> None:
+    """Make ``solver`` the one every :class:`QNormPotential` uses for its vertex weights."""
+    _WEIGHT_SOLVER[:] = [solver]
+
+
+def weight_solver() -> WeightSolver:
+    """The installed weight solver (the default module is imported on first use)."""
+    if not _WEIGHT_SOLVER:
+        importlib.import_module(DEFAULT_WEIGHT_SOLVER_MODULE)
+    return _WEIGHT_SOLVER[0]
 
 
 def claim_3_5_exponent(k: int) -> float:
@@ -320,15 +332,9 @@ class QNormPotential(Potential):
         return 2.0 * self.coef * norm ** (2.0 - self.q) * np.sign(alpha) * np.abs(alpha) ** (self.q - 1.0)
 
     def weights(self, theta: np.ndarray) -> np.ndarray:
-        """Minimal-ℓq signed weights α with Vᵀα = θ (scipy SLSQP; small k only)."""
-        theta = np.asarray(theta, dtype=np.float64)
-        a0 = np.linalg.lstsq(self.V.T, theta, rcond=None)[0]
-        res = optimize.minimize(
-            lambda a: float(np.sum(np.abs(a) ** self.q)), a0, method="SLSQP",
-            constraints=[{"type": "eq", "fun": lambda a: self.V.T @ a - theta}],
-            options={"ftol": 1e-14, "maxiter": 500},
-        )
-        return np.asarray(res.x)
+        """Minimal-ℓq signed weights α with Vᵀα = θ, from the installed weight solver
+        (:func:`weight_solver`: SLSQP in :mod:`dpopt.compile.qnorm_weights`; small k only)."""
+        return weight_solver()(self.V, np.asarray(theta, dtype=np.float64), self.q)
 
     def point(self, theta: np.ndarray) -> MirrorPoint:
         theta = np.asarray(theta, dtype=np.float64)
@@ -412,23 +418,20 @@ def btn_group_constants(m: int) -> tuple[float, float]:
 
 
 def _group_spec(constraint: S.ConstraintSet) -> tuple[list[np.ndarray], float] | None:
-    """(groups as index arrays, radius) for an L1Ball or a GroupL1Ball, else None."""
-    if isinstance(constraint, S.L1Ball):
-        return [np.array([i]) for i in range(constraint.dim)], constraint.r
-    mod = _structured()
-    cls = getattr(mod, "GroupL1Ball", None) if mod is not None else None
-    if cls is not None and isinstance(constraint, cls):
-        groups = [np.asarray(g, dtype=np.intp) for g in _group_indices(constraint)]
-        return groups, float(_ball_radius(constraint))
-    return None
+    """(groups as index arrays, radius) for a set declaring ``mirror_potential = "group-l1"``
+    (an L1Ball: singleton groups; a GroupL1Ball: its groups), else None."""
+    if getattr(constraint, "mirror_potential", None) != "group-l1":
+        return None
+    return _group_indices(constraint), float(_ball_radius(constraint))
 
 
 def _group_indices(constraint: Any) -> list[np.ndarray]:
+    """The set's groups (``groups`` or ``group_indices``), or singletons when it has none."""
     for attr in ("groups", "group_indices"):
         g = getattr(constraint, attr, None)
         if g is not None:
             return [np.asarray(x, dtype=np.intp).ravel() for x in g]
-    raise ModelError(f"{type(constraint).__name__} does not expose its groups")  # pragma: no cover
+    return [np.array([i], dtype=np.intp) for i in range(constraint.dim)]
 
 
 def _ball_radius(constraint: Any) -> float:
@@ -526,10 +529,8 @@ class NuclearPotential(Potential):
     reference = "TTZ14 Sec. 3.2 (low-rank matrices), eq. (16); BTN13 Sec. 5.2.3"
 
     def __init__(self, constraint: S.ConstraintSet) -> None:
-        mod = _structured()
-        cls = getattr(mod, "NuclearNormBall", None) if mod is not None else None
-        if cls is None or not isinstance(constraint, cls):
-            raise _refuse(self.name, constraint, "a NuclearNormBall (matrix parameter)")
+        if getattr(constraint, "mirror_potential", None) != self.name:
+            raise _refuse(self.name, constraint, "a NuclearNormBall (a set declaring mirror_potential = 'nuclear')")
         super().__init__(constraint)
         self.shape = _matrix_shape(constraint)
         self.r = _ball_radius(constraint)
@@ -569,19 +570,17 @@ POTENTIALS: dict[str, type[Potential]] = {
 
 
 def default_potential(constraint: S.ConstraintSet) -> Potential:
-    """The potential Sec. 3.2 pairs with the set: entropy (simplex), group-ℓ1 (ℓ1 and
-    group-ℓ1 balls), nuclear (nuclear-norm balls), q-norm (vertex polytopes), else Euclidean."""
-    if isinstance(constraint, S.Simplex):
-        return EntropyPotential(constraint)
-    if _group_spec(constraint) is not None:
-        return GroupL1Potential(constraint)
-    mod = _structured()
-    nuc = getattr(mod, "NuclearNormBall", None) if mod is not None else None
-    if nuc is not None and isinstance(constraint, nuc):
-        return NuclearPotential(constraint)
-    if isinstance(constraint, S.VertexPolytope):
-        return QNormPotential(constraint)
-    return EuclideanPotential(constraint)
+    """The potential Sec. 3.2 pairs with the set, read from its declaration
+    :attr:`~dpopt.modeling.sets.ConstraintSet.mirror_potential`: entropy (simplex), group-ℓ1
+    (ℓ1 and group-ℓ1 balls), nuclear (nuclear-norm balls), q-norm (vertex polytopes), else
+    Euclidean."""
+    name = constraint.mirror_potential
+    if name not in POTENTIALS:
+        raise ModelError(
+            f"{type(constraint).__name__} declares mirror_potential={name!r}, which is not one of "
+            f"{', '.join(POTENTIALS)}"
+        )
+    return POTENTIALS[name](constraint)
 
 
 def make_potential(spec: str | Potential, constraint: S.ConstraintSet) -> Potential:

@@ -11,8 +11,7 @@ import numpy as np
 from dpopt.errors import ModelError
 from dpopt.modeling.losses import Loss, LossConstants
 from dpopt.modeling.perturbation import Perturbation
-from dpopt.modeling.regularizers import L1Norm, L2Squared
-from dpopt.modeling.submodular_norms import SubmodularNorm
+from dpopt.modeling.regularizers import Regularizer
 
 if TYPE_CHECKING:
     from dpopt.modeling.sets import ConstraintSet
@@ -28,8 +27,9 @@ class Problem:
         The average per-example loss.
     constraint : ConstraintSet, optional
         The set C (``None``: θ ranges over ℝ^d).
-    regularizer : L2Squared, L1Norm, SubmodularNorm or a tuple of them, optional
-        Data-independent terms; at most one of each kind.
+    regularizer : Regularizer or a tuple of them, optional
+        Data-independent terms (any :class:`~dpopt.modeling.regularizers.Regularizer`,
+        e.g. L2Squared, L1Norm, SubmodularNorm); at most one of each kind.
     perturbation : Perturbation, optional
         Set by mechanisms, not by users.
     """
@@ -47,20 +47,27 @@ class Problem:
         regs = self.regularizer
         if regs is None:
             regs = ()
-        elif isinstance(regs, (L2Squared, L1Norm, SubmodularNorm)):
+        elif isinstance(regs, Regularizer):
             regs = (regs,)
-        regs = tuple(regs)  # type: ignore[arg-type]
-        kinds = [type(r) for r in regs]  # type: ignore[var-annotated]
-        for r in regs:  # type: ignore[var-annotated]
-            if not isinstance(r, (L2Squared, L1Norm, SubmodularNorm)):
+        try:
+            items: tuple[object, ...] = tuple(regs)  # type: ignore[arg-type]
+        except TypeError:
+            raise ModelError(
+                f"unsupported regularizer {type(regs).__name__}: use a dpopt Regularizer "
+                "(e.g. L2Squared, L1Norm, SubmodularNorm) or a tuple of them"
+            ) from None
+        kinds = [type(r) for r in items]
+        for r in items:
+            if not isinstance(r, Regularizer):
                 raise ModelError(
-                    f"unsupported regularizer {type(r).__name__}: use L2Squared, L1Norm or SubmodularNorm"
+                    f"unsupported regularizer {type(r).__name__}: use a dpopt Regularizer "
+                    "(e.g. L2Squared, L1Norm, SubmodularNorm)"
                 )
             if r.dim != self.dim:
                 raise ModelError(f"regularizer has dimension {r.dim}, the variable {self.dim}")
         if len(set(kinds)) != len(kinds):
             raise ModelError("give each kind of regularizer at most once (add the weights instead)")
-        object.__setattr__(self, "regularizer", regs)
+        object.__setattr__(self, "regularizer", items)
         c = self.constraint
         if c is not None:
             if not isinstance(c, ConstraintSet):
@@ -90,18 +97,26 @@ class Problem:
         return names if len(names) == self.dim else ()
 
     @property
-    def regularizers(self) -> tuple[L2Squared | L1Norm | SubmodularNorm, ...]:
+    def regularizers(self) -> tuple[Regularizer, ...]:
         return self.regularizer  # type: ignore[return-value]
 
     @property
+    def elastic(self) -> bool:
+        """Whether every regularizer is ``a·½‖θ‖² + b‖θ‖₁`` (declares ``elastic_weights``)."""
+        return all(r.elastic_weights is not None for r in self.regularizers)
+
+    def _elastic_sum(self, i: int) -> float:
+        return sum((w[i] for r in self.regularizers if (w := r.elastic_weights) is not None), 0.0)
+
+    @property
     def l2_weight(self) -> float:
-        """λ of the (λ/2)‖θ‖² regularizer, 0 if none."""
-        return sum(r.lam for r in self.regularizers if isinstance(r, L2Squared))
+        """The total weight a of the a·½‖θ‖² parts of the regularizers (0 if none)."""
+        return self._elastic_sum(0)
 
     @property
     def l1_weight(self) -> float:
-        """λ of the λ‖θ‖₁ regularizer, 0 if none."""
-        return sum(r.lam for r in self.regularizers if isinstance(r, L1Norm))
+        """The total weight b of the b‖θ‖₁ parts of the regularizers (0 if none)."""
+        return self._elastic_sum(1)
 
     def with_perturbation(self, perturbation: Perturbation | None) -> Problem:
         """A copy of the problem with ``perturbation`` added."""
@@ -153,9 +168,12 @@ class Problem:
         return g
 
     def objective(self, theta: np.ndarray) -> float:
-        """The full (perturbed) objective at θ (ignoring the constraint)."""
-        norms = sum(r.value(theta) for r in self.regularizers if isinstance(r, SubmodularNorm))
-        return self.smooth_value(theta) + self.l1_weight * float(np.abs(theta).sum()) + norms
+        """The full (perturbed) objective at θ (ignoring the constraint): every regularizer
+        is evaluated by its own :meth:`~dpopt.modeling.regularizers.Regularizer.value`."""
+        v = self.loss.value(theta) + sum((r.value(theta) for r in self.regularizers), 0.0)
+        if self.perturbation is not None:
+            v += self.perturbation.value(theta)
+        return v
 
     def summary(self) -> str:
         """A one-line description without data values."""

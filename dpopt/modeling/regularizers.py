@@ -43,6 +43,13 @@ class Regularizer(ABC):
     qp_representable : bool
         Class-level declaration: the term's solver encodings are quadratic or
         piecewise linear, so it keeps a QP a QP (QP-only backends read it).
+    elastic_weights : tuple of float or None
+        ``(a, b)`` when the term is exactly ``a·½‖θ‖₂² + b‖θ‖₁`` (None otherwise):
+        proximal-gradient methods and the scipy backend then take ``a`` into the
+        smooth part and ``b`` into the exact ℓ1 prox composed with the set's
+        projection (:func:`dpopt.modeling.prox.composite_prox`), so they accept the
+        term; :class:`~dpopt.modeling.problem.Problem` sums them into
+        ``l2_weight`` and ``l1_weight``.
     """
 
     dim: int
@@ -57,6 +64,11 @@ class Regularizer(ABC):
     @abstractmethod
     def value(self, theta: np.ndarray) -> float:
         """The term's value at ``theta``."""
+
+    @property
+    def elastic_weights(self) -> tuple[float, float] | None:
+        """``(a, b)`` when the term is ``a·½‖θ‖₂² + b‖θ‖₁``, else None (the default)."""
+        return None
 
     def prox(self, v: np.ndarray, step: float) -> np.ndarray:
         """``argmin_x ½‖x − v‖² + step · value(x)``.
@@ -89,6 +101,10 @@ class L2Squared(Regularizer):
         """Modulus of strong convexity in the ℓ2 norm."""
         return self.lam
 
+    @property
+    def elastic_weights(self) -> tuple[float, float]:
+        return self.lam, 0.0
+
     def value(self, theta: np.ndarray) -> float:
         return 0.5 * self.lam * float(theta @ theta)
 
@@ -116,6 +132,10 @@ class L1Norm(Regularizer):
     @property
     def strong_convexity(self) -> float:
         return 0.0
+
+    @property
+    def elastic_weights(self) -> tuple[float, float]:
+        return 0.0, self.lam
 
     def value(self, theta: np.ndarray) -> float:
         return self.lam * float(np.abs(theta).sum())

@@ -207,6 +207,23 @@ class ConstraintSet(ABC):
         (projections that preserve signs and the order of magnitudes, Yu 2013),
         ``"project"`` when ‖·‖₁ is constant on ``C``, ``None`` when there is no
         closed form.
+    ``closed_form_lmo``
+        :meth:`lmo` is a closed form (reported as such by Frank–Wolfe releases).
+    ``lmo_is_lp``
+        :meth:`lmo` is a linear program that mechanisms compile
+        (:func:`dpopt.backends.programs.prepare_polytope_lmo`) and solve with a
+        backend; such a set also provides ``A``, ``b`` and ``clip_to_box``.
+    ``norm_ball``
+        ``C = {θ : ‖θ‖_q ≤ r}`` for this q (1, 2 or ``"inf"``), centred at 0, so
+        ``radius(q)`` is r (backends use it for bounds and trust regions).
+    ``mirror_potential``
+        The key of :data:`dpopt.modeling.potentials.POTENTIALS` that
+        ``potential="auto"`` pairs with the set (Sec. 3.2 of TTZ14); the
+        potential's own requirements then hold for the set.
+    ``project_solver_points``
+        Whether a solver's answer on ``C`` is projected back onto it (``False``
+        when :meth:`project` is itself an iterative solve: the answer is kept,
+        feasible to the solver's tolerance).
 
     A solver encoding lives in :mod:`dpopt.compile`, never here: register the
     cvxpy one with ``@dpopt.compile.cvxpy_program.set_constraints.register``.
@@ -216,6 +233,11 @@ class ConstraintSet(ABC):
     polyhedral: ClassVar[bool] = False
     exact_projection: ClassVar[bool] = False
     l1_prox: ClassVar[L1ProxRule | None] = None
+    closed_form_lmo: ClassVar[bool] = False
+    lmo_is_lp: ClassVar[bool] = False
+    norm_ball: ClassVar[Norm | None] = None
+    mirror_potential: ClassVar[str] = "euclidean"
+    project_solver_points: ClassVar[bool] = True
 
     # -- linear optimisation -------------------------------------------------
 
@@ -518,6 +540,9 @@ class L1Ball(NormBall):
     exact_projection = True
     l1_prox = "threshold-then-project"
 
+    closed_form_lmo = True
+    norm_ball = 1
+    mirror_potential = "group-l1"
     dim: int
     r: float
     variable: Variable | None = field(default=None, compare=False)
@@ -581,6 +606,8 @@ class L2Ball(NormBall):
     exact_projection = True
     l1_prox = "threshold-then-project"
 
+    closed_form_lmo = True
+    norm_ball = 2
     dim: int
     r: float
     variable: Variable | None = field(default=None, compare=False)
@@ -653,6 +680,8 @@ class LinfBall(NormBall):
     exact_projection = True
     l1_prox = "threshold-then-project"
 
+    closed_form_lmo = True
+    norm_ball = "inf"
     dim: int
     r: float
     variable: Variable | None = field(default=None, compare=False)
@@ -723,6 +752,8 @@ class Simplex(ConstraintSet):
     exact_projection = True
     l1_prox = "project"  # ‖·‖₁ = scale on the set
 
+    closed_form_lmo = True
+    mirror_potential = "entropy"
     dim: int
     scale: float
     variable: Variable | None = field(default=None, compare=False)
@@ -804,6 +835,9 @@ class VertexPolytope(ConstraintSet):
 
     polyhedral = True
 
+    closed_form_lmo = True
+    mirror_potential = "qnorm"
+    project_solver_points = False  # project() is FISTA
     dim: int
     variable: Variable | None
     _V: np.ndarray = field(repr=False)

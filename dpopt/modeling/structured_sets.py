@@ -131,6 +131,8 @@ class GroupL1Ball(NormBall):
 
     exact_projection = True
 
+    closed_form_lmo = True
+    mirror_potential = "group-l1"
     dim: int
     r: float
     groups: tuple[np.ndarray, ...] = field(repr=False)
@@ -300,6 +302,8 @@ class NuclearNormBall(NormBall):
     Carlo (it lies between ``max(√p, √q)`` and ``√p + √q`` times r).
     """
 
+    closed_form_lmo = True
+    mirror_potential = "nuclear"
     dim: int
     r: float
     shape: tuple[int, int]
@@ -459,6 +463,7 @@ class HPolytope(ConstraintSet):
 
     polyhedral = True
 
+    lmo_is_lp = True
     dim: int
     variable: Variable | None
     A: np.ndarray = field(repr=False)

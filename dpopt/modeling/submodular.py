@@ -40,12 +40,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from dpopt.errors import ModelError
 from dpopt.modeling.sets import GaussianWidth, _expected_max_abs_gaussian
+from dpopt.modeling.structured_sets import LinearAnswer, polytope_solver
 
 __all__ = [
     "CallableSetFunction", "Cardinality", "ChainCut", "ConcaveCardinality", "GroupCoverage",
@@ -403,10 +404,9 @@ class GroupCoverage(SetFunction):
 
         A = csr_matrix((vals, (rows, cols)), shape=(M + 1, self.p + m))
         b = np.concatenate([np.zeros(M), [1.0]])
-        res = optimize.linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
-        if res.status != 0:  # pragma: no cover - bounded and feasible by construction
-            raise ModelError(f"the coverage dual-norm LP did not solve ({res.message})")
-        return np.maximum(np.asarray(res.x[: self.p]), 0.0)
+        x = _nonnegative_lp(c, A, b, "coverage dual-norm").x
+        assert x is not None  # _nonnegative_lp raised otherwise
+        return np.maximum(np.asarray(x[: self.p]), 0.0)
 
     def _width(self) -> GaussianWidth:
         sizes, counts = np.unique([g.size for g in self.groups], return_counts=True)
@@ -651,6 +651,15 @@ def polyhedron_l2_radius(F: SetFunction) -> float:
 # ---------------------------------------------------------------------------
 
 
+def _nonnegative_lp(c: np.ndarray, A: Any, b: np.ndarray, what: str) -> LinearAnswer:
+    """``min ⟨c, x⟩ s.t. A x ≤ b, x ≥ 0`` by the installed polytope solver
+    (:func:`dpopt.modeling.structured_sets.polytope_solver`: HiGHS from :mod:`dpopt.backends.lp`)."""
+    ans = polytope_solver().minimize_linear(c, A, b, [(0.0, None)] * A.shape[1])
+    if ans.status != "optimal" or ans.x is None:  # pragma: no cover - bounded and feasible by construction
+        raise ModelError(f"the {what} LP did not solve ({ans.message})")
+    return ans
+
+
 def _cutting_plane_dual(F: SetFunction, a: np.ndarray, *, tol: float = 1e-10,
                         max_rounds: int = 500) -> tuple[float, np.ndarray, bool]:
     """``max ⟨a, θ⟩ s.t. θ ≥ 0, ⟨u, θ⟩ ≤ 1 ∀u ∈ P₊(F)`` by constraint generation over greedy bases.
@@ -666,16 +675,15 @@ def _cutting_plane_dual(F: SetFunction, a: np.ndarray, *, tol: float = 1e-10,
     theta = np.zeros(F.p)
     for _ in range(max_rounds):
         A = np.vstack(cuts)
-        res = optimize.linprog(-a, A_ub=A, b_ub=np.ones(A.shape[0]), bounds=(0, None), method="highs")
-        if res.status != 0:  # pragma: no cover - bounded and feasible by construction
-            raise ModelError(f"the dual-norm LP did not solve ({res.message})")
+        res = _nonnegative_lp(-a, A, np.ones(A.shape[0]), "dual-norm")
+        assert res.x is not None
         theta = np.maximum(np.asarray(res.x), 0.0)
         u = greedy(F, theta)
         fval = float(theta @ u)
         if fval <= 1.0 + tol:
-            return float(-res.fun), theta / max(1.0, fval), True
+            return -res.value, theta / max(1.0, fval), True
         cuts.append(u[None, :])
-    return float(-res.fun), theta / max(1.0, float(theta @ greedy(F, theta))), False
+    return -res.value, theta / max(1.0, float(theta @ greedy(F, theta))), False
 
 
 def _subset_masks(p: int) -> np.ndarray:
