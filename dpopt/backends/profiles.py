@@ -6,6 +6,7 @@ A profile file (see ``solvers/``) looks like::
     tolerance = 1e-10      # optional
     time_limit = 60        # optional, seconds
     threads = 2            # optional
+    verify = false         # optional: no independent cross-check of discrete oracle answers
     [options]              # passed to the solver as is
     max_iter = 500
 
@@ -37,7 +38,8 @@ else:  # pragma: no cover
 
 #: tried in order by solver="auto"
 AUTO_ORDER = ("scipy", "clarabel", "scs")
-_PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description"}
+_PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description",
+                 "verify"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class SolverProfile:
     backend: str
     options: SolveOptions = field(default_factory=SolveOptions)
     source: str = ""
+    #: False: the discrete mechanisms skip their cross-verification (dpopt.backends.verify); None: default
+    verify: bool | None = None
 
 
 def load_profile(path: str | Path) -> SolverProfile:
@@ -87,7 +91,10 @@ def load_profile(path: str | Path) -> SolverProfile:
         extra=dict(extra),
     )
     check_solver_options(name, opts.extra, where=where)
-    return SolverProfile(name, opts, str(p))
+    verify = data.get("verify")
+    if verify is not None and not isinstance(verify, bool):
+        raise ModelError(f"{where}: verify must be true or false, got {verify!r}")
+    return SolverProfile(name, opts, str(p), verify)
 
 
 def _positive(v: Any, name: str, where: str) -> float | None:

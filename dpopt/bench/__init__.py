@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, str] = {
     "sparsity-norms": "dpopt.bench.sparsity_norms",
     "speed": "dpopt.bench.speed",
     "linear": "dpopt.bench.linear",
+    "verify-cost": "dpopt.bench.verify_cost",
     "ledger-concurrency": "dpopt.bench.ledger_concurrency",
 }
 

@@ -34,6 +34,20 @@ big-M model does not finish in 15 minutes), else the big-M ``cpsat`` (then ``hig
 neighbouring dataset therefore gets the same backend; the release names it in each
 :class:`~dpopt.mechanisms.release.OracleCall` and states the rule in
 ``parameters["solver_rule"]``.  An explicit ``solver=`` is used as given.
+
+Cross-verification (``verify=True``, the default)
+-------------------------------------------------
+After the primary's answer ŵ is accepted, an *independent* backend, chosen from public
+facts only (:func:`dpopt.backends.verify.choose_verifier`: the primary's name, the installed
+packages, the problem's declarations), must prove on the same η that no grid point lies
+below f(ŵ) − max(α, 10⁻⁶·max(1, |f(ŵ)|)).  The check touches the data, so it runs inside
+the charged part, to completion like the primary (with the same time or node limit when
+the user opted into one; a node limit is not passed on: node counts differ between
+engines), and a disagreement is handled exactly like an uncertified oracle
+answer (fail closed).  The release lists each check as an :class:`OracleCall` with role
+``"verifier"`` (never its numbers) and states the rule in ``parameters["verifier_rule"]``;
+when no independent verifier applies it says so in a note.  ``verify=False`` on the
+mechanism, or ``verify = false`` in a solver profile, turns it off.
 """
 
 from __future__ import annotations
@@ -50,6 +64,8 @@ from dpopt.backends.auto_discrete import choose_discrete
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.verify import Verifier, VerifierChoice, choose_verifier, no_verifier_note
+from dpopt.backends.verify import acceptance as verifier_acceptance
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.pipeline import Outcome, run_private
@@ -68,6 +84,9 @@ LIMIT_NOTE = ("a time or node limit was set: the (ε, δ) guarantee holds only i
               "neighbouring dataset stops on it (a stop raises UncertifiedOracleError, which is not "
               "covered); run without time_limit for an unconditional guarantee")
 
+#: ``parameters["verifier_rule"]`` of a release whose cross-verification was turned off
+VERIFY_OFF = "off (verify=False, or verify = false in the solver profile)"
+
 
 @dataclass
 class OracleSession:
@@ -79,6 +98,8 @@ class OracleSession:
     options: SolveOptions
     prepared: Any = None
     rule: str | None = None  # why solver="auto" chose the backend (public), None for an explicit solver
+    verifier: VerifierChoice | None = None  # the cross-check (public), None when verification is off
+    checker: Verifier | None = None  # the prepared verifier (after the charge)
 
     @property
     def limited(self) -> bool:
@@ -103,6 +124,14 @@ class DiscreteMechanism(Mechanism):
     #: how the mechanism's noise enters the oracle problem
     kind: ClassVar[PerturbationKind] = "normalized"
     alpha: float = 0.0
+    verify: bool = True
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, verify: bool = True, **kwargs: Any) -> None:
+        """``verify``: cross-check every accepted answer with an independent backend (module docstring)."""
+        super().__init__(epsilon, delta, **kwargs)
+        if not isinstance(verify, bool):
+            raise MechanismError(f"verify must be True or False, got {verify!r}")
+        self.verify = verify
 
     def _template(self, problem: object) -> DiscreteProblem:
         """The problem with this mechanism's perturbation kind, or MechanismError."""
@@ -137,7 +166,10 @@ class DiscreteMechanism(Mechanism):
         version = backend.require()
         backend.check(template)
         options = merge_options(profile, time_limit=time_limit, threads=threads)
-        return OracleSession(template, backend, version, options, rule=rule)
+        verifier = None
+        if self.verify and profile.verify is not False:  # from public facts only (dpopt.backends.verify)
+            verifier = choose_verifier(backend.name, template)
+        return OracleSession(template, backend, version, options, rule=rule, verifier=verifier)
 
     def _acceptance(self) -> str:
         if self.alpha > 0:
@@ -160,7 +192,13 @@ class DiscreteMechanism(Mechanism):
             ``finish(rng, results)`` → the released vector from the accepted results.
         """
         call = OracleCall(session.backend.name, session.version, "oracle", self._acceptance())
-        notes = (LIMIT_NOTE,) if session.limited else ()
+        notes: tuple[str, ...] = (LIMIT_NOTE,) if session.limited else ()
+        check = self._verifier_call(session)
+        parameters = dict(parameters, verifier_rule=VERIFY_OFF)
+        if session.verifier is not None:
+            parameters["verifier_rule"] = session.verifier.reason
+            if session.verifier.backend is None and session.backend.name != "bruteforce":
+                notes += (no_verifier_note(session.verifier),)
         parameters = dict(parameters, backend=session.backend.name, alpha=self.alpha,
                           private_mode="time or node limit (conditional guarantee)" if session.limited
                           else "run to completion")
@@ -169,18 +207,50 @@ class DiscreteMechanism(Mechanism):
 
         def work(rng: np.random.Generator) -> Outcome:
             session.prepared = session.backend.prepare(session.template)
+            if check is not None and session.verifier is not None:
+                session.checker = Verifier.start(session.verifier, session.template, session.prepared)
             results: list[OracleResult] = []
+            checks: list[OracleResult] = []
             for eta in draw(rng):
                 res = self._solve(session, eta)
                 results.append(res)
+                if res.certified and session.checker is not None:
+                    checks.append(self._cross_check(session, eta, res))
+                    if not checks[-1].certified:
+                        return self._not_accepted(session, call, results, rng, finish, checks=checks)
                 if not res.certified:
-                    return self._not_accepted(session, call, results, rng, finish)
+                    return self._not_accepted(session, call, results, rng, finish, checks=checks)
             theta = finish(rng, results)
-            return Outcome(theta, calls=(call,) * len(results), results=tuple(results))
+            calls = (call,) * len(results) + ((check,) * len(checks) if check is not None else ())
+            return Outcome(theta, calls=calls, results=tuple(results) + tuple(checks))
 
         return run_private(self, work, problem=session.template.summary(), parameters=parameters,
                            seed=seed, keep_diagnostics=keep_diagnostics, notes=notes,
                            feature_names=session.template.loss.data.feature_names)
+
+    def _verifier_call(self, session: OracleSession) -> OracleCall | None:
+        """The public record of a cross-check (None when verification is off or none applies)."""
+        choice = session.verifier
+        if choice is None or choice.backend is None:
+            return None
+        from dpopt.backends import registry
+        from dpopt.backends.verify import SCIP_GROUPED
+
+        if choice.backend == SCIP_GROUPED:
+            import importlib.metadata
+
+            version = importlib.metadata.version("pyscipopt")
+        else:
+            version = registry.get(choice.backend).require()
+        return OracleCall(choice.backend, version, "verifier", verifier_acceptance(choice, self.alpha))
+
+    def _cross_check(self, session: OracleSession, eta: np.ndarray, res: OracleResult) -> OracleResult:
+        """The verifier's verdict on an accepted answer (same η, options without backend-specific extras)."""
+        assert session.checker is not None and res.solution is not None
+        problem = session.template.with_eta(eta)
+        options = replace(session.options, extra={}, max_iterations=None)  # a node count is per engine
+        return session.checker.confirm(problem, eta, problem.objective(res.solution), self.alpha, options,
+                                       CRASH_RETRIES)
 
     def _solve(self, session: OracleSession, eta: np.ndarray) -> OracleResult:
         """One oracle call, retried with the same η after a crash, then re-checked."""
@@ -206,18 +276,26 @@ class DiscreteMechanism(Mechanism):
 
     def _not_accepted(self, session: OracleSession, call: OracleCall, results: list[OracleResult],
                       rng: np.random.Generator,
-                      finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray]) -> Outcome:
+                      finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray], *,
+                      checks: list[OracleResult] | None = None) -> Outcome:
         """Fail closed (raise), or an unsafe release when the user asked for one."""
         last = results[-1]
-        if last.status is OracleStatus.LIMIT:
+        checks = checks or []
+        if checks and not checks[-1].certified:
+            reason = (f"the independent verifier ({checks[-1].backend}) did not confirm the oracle's answer "
+                      f"({session.backend.name})")
+        elif last.status is OracleStatus.LIMIT:
             reason = f"the oracle ({session.backend.name}) stopped on the {last.limit or 'time'} limit you set"
         else:
             reason = (f"the oracle ({session.backend.name}) did not prove its answer "
                       f"(status {last.status.value}, after {CRASH_RETRIES} retries of a crash)")
         if self.on_uncertified == "raise":
-            raise self._uncertified(reason, tuple(results))
+            raise self._uncertified(reason, tuple(results) + tuple(checks))
         unsafe = replace(call, certified=False)
         solved = [r for r in results if r.solution is not None]
         theta = finish(rng, solved) if solved else np.zeros(session.template.dim)
-        return Outcome(theta, calls=(unsafe,) * len(results), results=tuple(results), private=False,
+        verifier = self._verifier_call(session) if checks else None
+        calls = (unsafe,) * len(results) + tuple(
+            replace(verifier, certified=bool(c.certified)) for c in checks if verifier is not None)
+        return Outcome(theta, calls=calls, results=tuple(results) + tuple(checks), private=False,
                        notes=("UNSAFE: released without a certified oracle result",))
