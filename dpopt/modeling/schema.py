@@ -112,8 +112,19 @@ def _text(f: Fraction) -> str:
     return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
 
 
+class _OneColumn:
+    """A spec that expands to one column named after it."""
+
+    @property
+    def width(self) -> int:
+        return 1
+
+    def column_names(self, name: str) -> list[str]:
+        return [name]
+
+
 @dataclass(frozen=True, init=False)
-class Numeric:
+class Numeric(_OneColumn):
     """A bounded numeric column on a declared grid: values ``low + k·grid``, k = 0..K.
 
     Parameters
@@ -184,30 +195,16 @@ class Numeric:
         """K: the grid indices are 0..K."""
         return int(math.floor((self.high - self.low) / self.grid))
 
-    @property
-    def width(self) -> int:
-        return 1
-
-    def column_names(self, name: str) -> list[str]:
-        return [name]
-
     def __repr__(self) -> str:
         unit = ", unit=True" if self.unit else ""
         return f"Numeric({_text(self.low)}, {_text(self.high)}, grid={_text(self.grid)}{unit})"
 
 
 @dataclass(frozen=True)
-class Binary:
+class Binary(_OneColumn):
     """A 0/1 column (values are clipped to [0, 1] and rounded)."""
 
     kind = "binary"
-
-    @property
-    def width(self) -> int:
-        return 1
-
-    def column_names(self, name: str) -> list[str]:
-        return [name]
 
     def __repr__(self) -> str:
         return "Binary()"
@@ -259,7 +256,7 @@ class Categorical:
 
 
 @dataclass(frozen=True)
-class Intercept:
+class Intercept(_OneColumn):
     """A constant column equal to 1 (the intercept), never read from the table.
 
     Declaring it in the schema (usually through :meth:`Schema.with_intercept`) makes every
@@ -270,13 +267,6 @@ class Intercept:
     """
 
     kind = "intercept"
-
-    @property
-    def width(self) -> int:
-        return 1
-
-    def column_names(self, name: str) -> list[str]:
-        return [name]
 
     def __repr__(self) -> str:
         return "Intercept()"
