@@ -29,7 +29,7 @@ set
     feature: age, education-num, hours-per-week); ``"l2"``: the ℓ2 ball.
 radius
     Radius of the ball (10: large enough that the non-private optimum is not cut off).
-iterations
+steps
     T (None: the paper's default from Thm. B.1).
 calibration
     ``"accountant"`` or ``"paper"``.
@@ -46,7 +46,7 @@ import numpy as np
 import dpopt as dp
 from dpopt.datasets import adult_train_test
 
-PARAMS: dict[str, Any] = {"epsilon": 1.0, "delta": 1e-6, "set": "group", "radius": 10.0, "iterations": None,
+PARAMS: dict[str, Any] = {"epsilon": 1.0, "delta": 1e-6, "set": "group", "radius": 10.0, "steps": None,
                           "calibration": "accountant", "n": None}
 #: the one-hot blocks and numeric columns of adult_features(), in column order
 GROUPS = [list(range(0, 7)), list(range(7, 13)), list(range(13, 18)), list(range(18, 20)), [20], [21], [22]]
@@ -65,7 +65,7 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     else:
         raise dp.errors.ModelError(f"set must be 'group' or 'l2', got {params['set']!r}")
     problem = dp.Problem(dp.LogisticLoss(train, theta), constraint=constraint)
-    mechanism = dp.GaussianFrankWolfe(params["epsilon"], params["delta"], iterations=params["iterations"],
+    mechanism = dp.GaussianFrankWolfe(params["epsilon"], params["delta"], steps=params["steps"],
                                       calibration=params["calibration"])
     return problem, mechanism
 

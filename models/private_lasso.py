@@ -24,7 +24,7 @@ epsilon, delta
     The privacy guarantee under replace-one neighbours (δ = 0: pure ε-DP).
 radius
     Radius of the ℓ1 ball; the generator's θ* has ‖θ*‖₁ = 1.
-iterations
+steps
     T, the number of noisy selections; None takes the paper's
     T = Γ^{2/3}(nε)^{2/3}/(L₁ radius)^{2/3} (Thm. 5.5) from the declared bounds.
 selection
@@ -48,7 +48,7 @@ import dpopt as dp
 from dpopt.datasets import make_regression
 
 PARAMS: dict[str, Any] = {
-    "epsilon": 1.0, "delta": 1e-6, "radius": 1.0, "iterations": None, "selection": "auto",
+    "epsilon": 1.0, "delta": 1e-6, "radius": 1.0, "steps": None, "selection": "auto",
     "n": 100_000, "d": 50, "sparsity": 5, "noise": 0.1, "data_seed": 0,
 }
 N_TEST = 5000
@@ -66,7 +66,7 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     _HELD_OUT.update(test=test, theta_true=theta_true)
     theta = dp.Variable(train.n_features, name="theta")
     problem = dp.Problem(dp.SquaredLoss(train, theta), constraint=dp.L1Ball(theta, params["radius"]))
-    mechanism = dp.PolytopeFrankWolfe(params["epsilon"], params["delta"], iterations=params["iterations"],
+    mechanism = dp.PolytopeFrankWolfe(params["epsilon"], params["delta"], steps=params["steps"],
                                       selection=params["selection"])
     return problem, mechanism
 

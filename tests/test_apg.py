@@ -293,7 +293,7 @@ def test_dual_frank_wolfe_releases_with_newton_capped(capped_newton):
     th = dp.Variable(P)
     problem = dp.Problem(dp.LogisticLoss(_data(seed=1, binary=True), th),
                          regularizer=(dp.L2Squared(th, 0.1), SubmodularNorm(th, Cardinality(P), 0.05)))
-    mech = DualFrankWolfe(1.0, 1e-6, iterations=3, inner_tolerance=1e-7, ledger=dp.Ledger())
+    mech = DualFrankWolfe(1.0, 1e-6, steps=3, inner_tolerance=1e-7, ledger=dp.Ledger())
     release = mech.run(problem, seed=0)
     assert release.theta.shape == (P,) and np.all(np.isfinite(release.theta))
     assert len(capped_newton) == 4  # one inner solve per step and the primal recovery

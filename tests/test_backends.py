@@ -96,13 +96,14 @@ def test_third_party_backends_register_through_entry_points(monkeypatch):
 
 
 def test_rechecks_compose_and_never_recertify():
+    from dpopt.backends.certificates import ConvexCheck, GridCheck
     from dpopt.backends.result import OracleResult, OracleStatus
 
     r = OracleResult(None, OracleStatus.OPTIMAL, True, 0.0, "x", "1", "ok")
-    failed = r.with_recheck({"a": 1}, False)
+    failed = r.with_recheck(ConvexCheck(distance_bound=1.0, tolerance=1e-6), False)
     assert not failed.certified
-    assert not failed.with_recheck({"b": 2}, True).certified
-    assert r.with_recheck({}, True).certified
+    assert not failed.with_recheck(GridCheck(on_grid=True), True).certified
+    assert r.with_recheck(GridCheck(on_grid=True), True).certified
 
 
 def test_builtins_are_entries_loaded_like_plugins():

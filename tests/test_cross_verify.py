@@ -65,9 +65,9 @@ def test_verifiers_confirm_the_optimum_and_refuse_a_worse_point(verifier, seed):
     assert brute_force(problem)[1] == pytest.approx(best)
     v = Verifier.start(VerifierChoice(verifier, "test"), template, None)
     ok = v.confirm(problem, eta, best, ALPHA, SolveOptions(), 2)
-    assert ok.certified and ok.recheck["confirmed"] and ok.backend == verifier
+    assert ok.certified and ok.recheck.confirmed and ok.backend == verifier
     bad = v.confirm(problem, eta, second + 2 * ALPHA, ALPHA, SolveOptions(), 2)  # a claim above the optimum
-    assert not bad.certified and not bad.recheck["confirmed"]
+    assert not bad.certified and not bad.recheck.confirmed
 
 
 @needs_scip
@@ -84,7 +84,7 @@ def test_scip_grouped_agrees_with_highs_grouped(adult):
     value = problem.objective(res.solution)
     assert v.confirm(problem, eta, value, ALPHA, SolveOptions(), 2).certified
     worse = v.confirm(problem, eta, value + 0.05, ALPHA, SolveOptions(), 2)  # 15 rows of 300 too many
-    assert not worse.certified and worse.recheck["found_better_point"]
+    assert not worse.certified and worse.recheck.found_better_point
 
 
 def test_threshold_is_alpha_or_a_relative_slack():
@@ -100,7 +100,7 @@ class _Mutant(BruteForceBackend):
     name = "mutant"
 
     def solve(self, prepared, b, options):
-        problem, W = prepared
+        problem, W = prepared.problem, prepared.points
         p = problem.with_eta(b)
         vals = p.objectives(W)
         i = int(np.argsort(vals, kind="stable")[1])
@@ -123,7 +123,7 @@ def test_mutant_is_caught_nothing_released_budget_spent():
     assert info.value.diagnostics is None  # diagnostics only when asked
     with pytest.raises(UncertifiedOracleError) as asked:
         mech.run(_small(0), solver=_Mutant(), seed=1, keep_diagnostics=True)
-    roles = [r.recheck.get("role") for r in asked.value.diagnostics.oracle_results]
+    roles = [getattr(r.recheck, "role", None) for r in asked.value.diagnostics.oracle_results]
     assert roles == [None, "verifier"]
 
 

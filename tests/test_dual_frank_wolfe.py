@@ -127,7 +127,7 @@ def test_selection_space_factorizes_the_exponential_mechanism():
 def test_nearly_noiseless_run_converges(F):
     prob = _problem(_data(n=200), F)
     exact = get_backend("clarabel").solve_problem(prob, SolveOptions(tolerance=1e-10)).solution
-    r = DualFrankWolfe(1e7, 0.0, iterations=400, ledger=dp.Ledger()).run(prob, seed=0)
+    r = DualFrankWolfe(1e7, 0.0, steps=400, ledger=dp.Ledger()).run(prob, seed=0)
     assert r.private and r.parameters["steps"] == 400
     assert prob.objective(r.theta) - prob.objective(exact) < 1e-3
 
@@ -154,11 +154,11 @@ def test_refusals():
     with pytest.raises(MechanismError, match="neither few enough"):
         mech.run(p12)
     small = CallableSetFunction(4, lambda m: math.sqrt(m.sum()))  # enumerable: Laplace allowed
-    r = DualFrankWolfe(1.0, 0.0, selection="laplace", iterations=5, ledger=dp.Ledger()).run(
+    r = DualFrankWolfe(1.0, 0.0, selection="laplace", steps=5, ledger=dp.Ledger()).run(
         _problem(_data(p=4), small), seed=0)
     assert r.parameters["enumerated_vertices"] and r.parameters["blocks"] == 1
     ledger = dp.Ledger()
-    DualFrankWolfe(1.0, 1e-6, iterations=3, ledger=ledger).run(_problem(data, F), seed=1)
+    DualFrankWolfe(1.0, 1e-6, steps=3, ledger=ledger).run(_problem(data, F), seed=1)
     assert ledger.spent == pytest.approx((1.0, 1e-6))
 
 
@@ -198,7 +198,7 @@ class ThirdRecoveryNoise(DualFrankWolfe):
 
 def _runner(cls, release):
     def run(data, seed):
-        mech = cls(2.0, 0.0 if release == "dual" else 1e-3, iterations=1, release=release, ledger=dp.Ledger(),
+        mech = cls(2.0, 0.0 if release == "dual" else 1e-3, steps=1, release=release, ledger=dp.Ledger(),
                    noise="gaussian" if release == "primal" else "auto", recovery_share=0.9)
         # primal: a tiny K makes θ(ŝ) ≈ θ_D(0), so the recovery noise is what the audit sees
         return mech.run(_audit_problem(data, 1.0 if release == "dual" else 1e-6), seed=seed).theta

@@ -120,7 +120,7 @@ def test_noisy_max_budget_composes(selection, factor, eps, delta, T):
                                            (10, 8.0, 1e-3, 100)])
 def test_accountant_sigma_never_above_paper_sigma(T, eps, delta, n):
     L = 2.0
-    base = dict(iterations=T, ledger=dp.Ledger())
+    base = dict(steps=T, ledger=dp.Ledger())
     paper, _ = GaussianFrankWolfe(eps, delta, calibration="paper", **base).noise_sigma(L, n, T)
     for method in ("rdp", "analytic"):
         acc, _ = GaussianFrankWolfe(eps, delta, accountant=method, **base).noise_sigma(L, n, T)
@@ -149,14 +149,14 @@ def test_fast_path_equals_straightforward_path(selection, step):
     X, y, prob = _lasso()
     out = []
     for fast in (True, False):
-        mech = PolytopeFrankWolfe(2.0, 1e-6, iterations=300, selection=selection, step=step, fast=fast,
+        mech = PolytopeFrankWolfe(2.0, 1e-6, steps=300, selection=selection, step=step, fast=fast,
                                   ledger=dp.Ledger())
         r = mech.run(prob, seed=7)
         assert r.parameters["fast_lasso"] is fast
         out.append(r.theta)
     np.testing.assert_allclose(out[0], out[1], rtol=0, atol=1e-12)
     # the matrix API: dense and sparse, incremental and direct, same noise → same iterates
-    thetas = [PolytopeFrankWolfe(2.0, 1e-6, iterations=300, selection=selection, step=step, ledger=dp.Ledger())
+    thetas = [PolytopeFrankWolfe(2.0, 1e-6, steps=300, selection=selection, step=step, ledger=dp.Ledger())
               .run_lasso(M, y, radius=1.0, seed=7, fast=f).theta
               for M in (X, sp.csr_matrix(X)) for f in (True, False)]
     for t in thetas:
@@ -213,7 +213,7 @@ def test_alg4_converges_as_epsilon_grows(selection):
     for eps in (0.5, 5.0, 50.0, 5000.0):
         bound_sel = None
         for seed in range(3):
-            r = PolytopeFrankWolfe(eps, 1e-6, iterations=T, selection=selection, ledger=dp.Ledger()).run(prob, seed=seed)
+            r = PolytopeFrankWolfe(eps, 1e-6, steps=T, selection=selection, ledger=dp.Ledger()).run(prob, seed=seed)
             k, b = r.parameters["candidates"], r.parameters["noise_scale"]
             bound_sel = 2 * b * math.log(k * T / zeta) if selection == "laplace" else b * (math.log(k) + math.log(T / zeta))
             gap = prob.smooth_value(r.theta) - best
@@ -253,7 +253,7 @@ def test_alg5_converges_as_epsilon_grows(name, factory):
     width = C.gaussian_width(n_samples=400).high
     gaps = {}
     for eps in (0.5, 1e4):
-        r = GaussianFrankWolfe(eps, 1e-6, iterations=T, ledger=dp.Ledger()).run(prob, seed=0)
+        r = GaussianFrankWolfe(eps, 1e-6, steps=T, ledger=dp.Ledger()).run(prob, seed=0)
         sigma = r.parameters["noise_scale"]
         gap = prob.smooth_value(r.theta) - best
         assert C.contains(r.theta, tol=1e-6)
@@ -298,7 +298,7 @@ def _polytope_runner(cls, selection):
     def run(data, seed):
         v = dp.Variable(1)
         prob = dp.Problem(dp.HuberLoss(data, v, h=H), constraint=dp.VertexPolytope(V, variable=v))
-        return cls(2.0, 0.0, iterations=1, selection=selection, ledger=dp.Ledger()).run(prob, seed=seed).theta
+        return cls(2.0, 0.0, steps=1, selection=selection, ledger=dp.Ledger()).run(prob, seed=seed).theta
     return run
 
 
@@ -318,13 +318,13 @@ def _gaussian_runner(cls):
     def run(data, seed):
         v = dp.Variable(1)
         prob = dp.Problem(dp.HuberLoss(data, v, h=H), constraint=dp.L2Ball(v, 1.0))
-        return cls(2.0, 1e-3, iterations=1, ledger=dp.Ledger()).run(prob, seed=seed).theta
+        return cls(2.0, 1e-3, steps=1, ledger=dp.Ledger()).run(prob, seed=seed).theta
     return run
 
 
 def test_alg5_audit_and_mutation():
     # Place the threshold: with σ' = σ/4 the D1 gradient g1 = (u + h)/n sits 2.3σ' above 0.
-    sigma, _ = GaussianFrankWolfe(2.0, 1e-3, iterations=1, ledger=dp.Ledger()).noise_sigma(H, N_ROWS, 1)
+    sigma, _ = GaussianFrankWolfe(2.0, 1e-3, steps=1, ledger=dp.Ledger()).noise_sigma(H, N_ROWS, 1)
     u = min(H, max(0.0, 2.3 * sigma / 4 * N_ROWS - H))
     d0, d1 = _pair(filler_label=-u / 1.0)
     res = audit(_gaussian_runner(GaussianFrankWolfe), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3,
@@ -393,7 +393,7 @@ def _multi_runner(cls, steps, **kwargs):
         else:
             c = dp.VertexPolytope(np.array([[-1.0], [1.0]]), variable=v)
         prob = dp.Problem(dp.HuberLoss(data, v, h=H), constraint=c)
-        return cls(2.0, iterations=steps, ledger=dp.Ledger(), **kwargs).run(prob, seed=seed).theta
+        return cls(2.0, steps=steps, ledger=dp.Ledger(), **kwargs).run(prob, seed=seed).theta
     return run
 
 
@@ -437,9 +437,9 @@ def test_bad_inputs():
     X, y, prob = _lasso(n=50, p=4)
     v = prob.loss.variable
     with pytest.raises(MechanismError, match="T ≤ 0"):
-        PolytopeFrankWolfe(1.0, iterations=0)
+        PolytopeFrankWolfe(1.0, steps=0)
     with pytest.raises(MechanismError, match="T ≤ 0"):
-        GaussianFrankWolfe(1.0, 1e-6, iterations=-3)
+        GaussianFrankWolfe(1.0, 1e-6, steps=-3)
     with pytest.raises(MechanismError, match="delta > 0"):
         GaussianFrankWolfe(1.0, 0.0)
     with pytest.raises(MechanismError, match="selection"):
@@ -447,10 +447,10 @@ def test_bad_inputs():
     # Alg. 4 needs a vertex list
     for C in (dp.L2Ball(v, 1.0), HPolytope(np.vstack([np.eye(4), -np.eye(4)]), np.ones(8), variable=v)):
         with pytest.raises(MechanismError, match="vertex list"):
-            PolytopeFrankWolfe(1.0, iterations=5, ledger=dp.Ledger()).run(dp.Problem(prob.loss, constraint=C))
+            PolytopeFrankWolfe(1.0, steps=5, ledger=dp.Ledger()).run(dp.Problem(prob.loss, constraint=C))
     # no constraint: the squared loss has no finite Lipschitz constant, and FW needs C
     with pytest.raises(MechanismError, match="constraint set"):
-        PolytopeFrankWolfe(1.0, iterations=5).run(dp.Problem(prob.loss))
+        PolytopeFrankWolfe(1.0, steps=5).run(dp.Problem(prob.loss))
     # a loss without a finite ℓ2-Lipschitz constant (x declared in ℓ∞ only bounds ℓ2 by √p·x_bound: finite);
     # an unbounded custom loss constant is refused:
     class Unbounded(dp.SquaredLoss):
@@ -458,39 +458,39 @@ def test_bad_inputs():
             return math.inf
     bad = dp.Problem(Unbounded(prob.loss.data, v), constraint=dp.L1Ball(v, 1.0))
     with pytest.raises(MechanismError, match="ℓ1-Lipschitz"):
-        PolytopeFrankWolfe(1.0, iterations=5).run(bad)
+        PolytopeFrankWolfe(1.0, steps=5).run(bad)
     with pytest.raises(MechanismError, match="ℓ2-Lipschitz"):
-        GaussianFrankWolfe(1.0, 1e-6, iterations=5).run(bad)
+        GaussianFrankWolfe(1.0, 1e-6, steps=5).run(bad)
     with pytest.raises(MechanismError, match="L1Norm"):
-        PolytopeFrankWolfe(1.0, iterations=5).run(dp.Problem(prob.loss, constraint=dp.L1Ball(v, 1.0),
+        PolytopeFrankWolfe(1.0, steps=5).run(dp.Problem(prob.loss, constraint=dp.L1Ball(v, 1.0),
                                                              regularizer=dp.L1Norm(v, 0.1)))
     with pytest.raises(MechanismError, match="LASSO"):
-        PolytopeFrankWolfe(1.0, iterations=5, fast=True).run(dp.Problem(prob.loss, constraint=dp.Simplex(v)))
+        PolytopeFrankWolfe(1.0, steps=5, fast=True).run(dp.Problem(prob.loss, constraint=dp.Simplex(v)))
     # data outside the declared bounds is mapped onto them row by row, never refused for its values
     from dpopt.mechanisms.frank_wolfe import _check_lasso_data
 
     Xc, yc = _check_lasso_data(X * 3.21, y * 7.0, 1.0, 1.0)
     assert np.abs(Xc).max() <= 1.0 and np.abs(yc).max() <= 1.0
-    assert PolytopeFrankWolfe(1.0, iterations=5).run_lasso(X * 3.21, y * 7.0, radius=1.0, seed=0).private
+    assert PolytopeFrankWolfe(1.0, steps=5).run_lasso(X * 3.21, y * 7.0, radius=1.0, seed=0).private
     with pytest.raises(DataError) as info:  # NaN is refused, without echoing data
-        PolytopeFrankWolfe(1.0, iterations=5).run_lasso(np.where(X == X.max(), np.nan, X), y, radius=1.0)
+        PolytopeFrankWolfe(1.0, steps=5).run_lasso(np.where(X == X.max(), np.nan, X), y, radius=1.0)
     assert "nan" not in str(info.value).lower().replace("nan or inf", "")
     # nothing was charged by the refused runs above
     ledger = dp.Ledger(epsilon_budget=1.0)
     with pytest.raises(MechanismError):
-        PolytopeFrankWolfe(1.0, iterations=5, ledger=ledger).run(dp.Problem(prob.loss, constraint=dp.L2Ball(v, 1.0)))
+        PolytopeFrankWolfe(1.0, steps=5, ledger=ledger).run(dp.Problem(prob.loss, constraint=dp.L2Ball(v, 1.0)))
     assert ledger.spent == (0.0, 0.0)
 
 
 def test_release_reports_mode_and_sigma_and_charges_once():
     prob = _ball_problem(lambda v: dp.L2Ball(v, 1.0), n=500)
     ledger = dp.Ledger(epsilon_budget=1.5, delta_budget=1e-5)
-    r = GaussianFrankWolfe(1.0, 1e-6, iterations=20, calibration="paper", ledger=ledger).run(prob, seed=0)
+    r = GaussianFrankWolfe(1.0, 1e-6, steps=20, calibration="paper", ledger=ledger).run(prob, seed=0)
     assert r.parameters["calibration"] == "paper" and r.parameters["noise_scale"] == r.parameters["noise_scale_paper"]
     assert ledger.spent == (1.0, 1e-6)
     with pytest.raises(dp.errors.BudgetExceededError):
-        GaussianFrankWolfe(1.0, 1e-6, iterations=20, ledger=ledger).run(prob, seed=0)
-    r2 = GaussianFrankWolfe(0.5, 1e-6, iterations=20, ledger=ledger).run(prob)
+        GaussianFrankWolfe(1.0, 1e-6, steps=20, ledger=ledger).run(prob, seed=0)
+    r2 = GaussianFrankWolfe(0.5, 1e-6, steps=20, ledger=ledger).run(prob)
     assert r2.parameters["calibration"] == "accountant" and r2.parameters["noise_scale"] < r2.parameters["noise_scale_paper"]
     assert r2.parameters["accountant"] == "analytic"  # exact μ-GDP by default (tests/test_profiles.py)
     assert not r2.seed.user_seeded
@@ -555,7 +555,7 @@ def test_alg5_lmo_outside_the_set_keeps_the_declared_sensitivity(monkeypatch, pu
     real_lmo = L2Ball._lmo
     monkeypatch.setattr(L2Ball, "_lmo", lambda self, g: push * real_lmo(self, g))
     real, seen = _spy_gradients(monkeypatch)
-    release = GaussianFrankWolfe(1.0, 1e-5, iterations=3, ledger=dp.Ledger()).run(make(data), seed=0)
+    release = GaussianFrankWolfe(1.0, 1e-5, steps=3, ledger=dp.Ledger()).run(make(data), seed=0)
     theta = seen[1]  # μ₀ = 1: θ₂ is the pushed LMO answer itself
     assert np.linalg.norm(theta) == pytest.approx(push)
     lip, delta = release.parameters["lipschitz_l2"], release.parameters["sensitivity_l2"]
@@ -588,7 +588,7 @@ def test_alg4_vertex_outside_the_set_keeps_the_score_sensitivity(monkeypatch, pu
     real_gradient = fw.ProblemGradient.gradient
     monkeypatch.setattr(fw.ProblemGradient, "gradient",
                         lambda self: (seen.append(np.array(self.theta)), real_gradient(self))[1])
-    release = PolytopeFrankWolfe(1.0, iterations=3, ledger=dp.Ledger()).run(make(data), seed=0)
+    release = PolytopeFrankWolfe(1.0, steps=3, ledger=dp.Ledger()).run(make(data), seed=0)
     theta = seen[1]  # μ₀ = 1: the second gradient is taken at a pushed vertex
     assert np.abs(theta).sum() == pytest.approx(push)
     lip1, sens = release.parameters["lipschitz_l1"], release.parameters["sensitivity_score"]

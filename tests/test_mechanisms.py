@@ -60,7 +60,7 @@ def test_release_record_and_reproducibility():
     assert r1.private and r1.seed.user_seeded and r1.seed.seed == 7
     assert (r1.epsilon, r1.delta) == (1.0, 1e-6)
     assert r1.oracle_calls[0].certified and r2.diagnostics is None
-    assert r1.diagnostics.oracle_results[0].recheck["distance_bound"] <= 1e-6
+    assert r1.diagnostics.oracle_results[0].recheck.distance_bound <= 1e-6
     assert "ObjectivePerturbation" in r1.summary() and "(1, 1e-06)-DP" in r1.summary()
     d = json.loads(r1.to_json())
     assert len(d["theta"]) == 3 and d["epsilon"] == 1.0 and d["oracle_calls"][0]["certified"]

@@ -14,7 +14,7 @@ from ortools.sat.python import cp_model  # noqa: F401 — the same process, afte
 import dpopt.backends.cpsat as cpsat_mod
 from dpopt.backends import registry
 from dpopt.backends.cpsat import CpSatBackend
-from dpopt.backends.result import OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleStatus, SolveOptions
 from dpopt.compile.mip_cpsat import compile_cpsat, integer_rows
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.dataset import Dataset
@@ -103,8 +103,8 @@ def test_matches_brute_force(seed):
         np.testing.assert_array_equal(res.solution, w_ref)
         assert res.primal_bound == pytest.approx(f_ref, abs=1e-9)
         assert res.dual_bound == res.primal_bound and res.gap == 0.0
-        assert res.recheck["on_grid"] and res.recheck["objective_agrees"]
-        assert res.recheck["rounding_alpha"] < 1e-6
+        assert res.recheck.on_grid and res.recheck.objective_agrees
+        assert res.recheck.rounding_alpha < 1e-6
 
 
 def exact_objectives(prog, problem: DiscreteProblem, eta: np.ndarray):
@@ -212,7 +212,7 @@ def test_near_tie_closer_than_alpha_returns_exact_argmin(seed):
     res = BACKEND.solve(BACKEND.prepare(problem), eta, OPTS)
     assert res.certified, res.summary()
     np.testing.assert_array_equal(res.solution, w_a)
-    assert res.recheck["candidates"] >= 2  # phase 1 returned b (F-optimal); phase 2 found a
+    assert res.recheck.candidates >= 2  # phase 1 returned b (F-optimal); phase 2 found a
 
 
 def test_exact_tie_is_not_certified():
@@ -232,7 +232,7 @@ def test_candidate_cap_fails_closed(monkeypatch):
     eta, _, _ = engineered_near_tie(problem, 1)
     res = BACKEND.solve(BACKEND.prepare(problem), eta, OPTS)
     assert not res.certified
-    assert res.status is OracleStatus.LIMIT and res.limit == "iterations"
+    assert res.status is OracleStatus.LIMIT and res.limit is Limit.ITERATIONS
 
 
 # ------------------------------------------------------------------- limits and refusals
@@ -243,7 +243,7 @@ def test_time_limit_is_not_certified():
     problem = make_problem(X, y, IntegerGrid(1.0, -3.0, 3.0, l2_bound=4.0))
     prepared = BACKEND.prepare(problem)
     res = BACKEND.solve(prepared, rng.normal(0.0, 5.0, 11), SolveOptions(time_limit=0.05, threads=2))
-    assert res.status is OracleStatus.LIMIT and res.limit == "time"
+    assert res.status is OracleStatus.LIMIT and res.limit is Limit.TIME
     assert not res.certified and not res.solver_certified
 
 
@@ -280,7 +280,7 @@ def test_exact_zero_float_margin_is_an_error_for_the_model_and_the_recheck():
     eta = np.array([10.0, 10.0, 10.0, 0.0])
     res = BACKEND.solve(BACKEND.prepare(problem), eta, OPTS)
     np.testing.assert_array_equal(res.solution, [1.0, 1.0, 1.0])
-    assert res.recheck["objective_agrees"] and res.certified
+    assert res.recheck.objective_agrees and res.certified
 
 
 def test_resolve_keeps_or_replaces_eta():

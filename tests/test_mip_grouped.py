@@ -10,7 +10,7 @@ pytest.importorskip("highspy", reason="highspy is not installed")
 import dpopt as dp  # noqa: E402
 from dpopt.backends import registry  # noqa: E402
 from dpopt.backends.highs_grouped import HighsGroupedBackend  # noqa: E402
-from dpopt.backends.result import OracleStatus, SolveOptions  # noqa: E402
+from dpopt.backends.result import Limit, OracleStatus, SolveOptions  # noqa: E402
 from dpopt.compile.mip_grouped import auto_split, compile_grouped  # noqa: E402
 from dpopt.errors import BackendCapabilityError, UncertifiedOracleError  # noqa: E402
 from dpopt.modeling.dataset import Dataset  # noqa: E402
@@ -141,7 +141,7 @@ def test_time_limit_fails_closed_with_the_bounds():
     problem = _instance(rng, 1)
     eta = rng.normal(0.0, 2.0, size=problem.dim + 1)
     res = HighsGroupedBackend().solve_problem(problem.with_eta(eta), SolveOptions(time_limit=1e-9, threads=1))
-    assert res.status is OracleStatus.LIMIT and res.limit == "time"
+    assert res.status is OracleStatus.LIMIT and res.limit is Limit.TIME
     assert not res.certified
 
 

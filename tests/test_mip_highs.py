@@ -13,7 +13,7 @@ pytest.importorskip("highspy", reason="highspy is not installed")
 import dpopt.backends.highs  # noqa: E402,F401 — registers "highs"
 from dpopt.backends import registry  # noqa: E402
 from dpopt.backends.highs import HighsBackend  # noqa: E402
-from dpopt.backends.result import OracleStatus, SolveOptions  # noqa: E402
+from dpopt.backends.result import Limit, OracleStatus, SolveOptions  # noqa: E402
 from dpopt.compile.mip_pyomo import compile_pyomo  # noqa: E402
 from dpopt.errors import BackendCapabilityError, ModelError  # noqa: E402
 from dpopt.modeling.dataset import Dataset  # noqa: E402
@@ -155,7 +155,7 @@ def test_time_limit_is_reported_and_not_certified():
     y = np.where(X @ rng.normal(size=d) + rng.normal(0.0, 1.0, n) > 0, 1.0, -1.0)
     problem = _problem(X, y, IntegerGrid(1.0, -4, 4), eta=rng.normal(0.0, 2.0, d + 1))
     res = HighsBackend().solve_problem(problem, SolveOptions(time_limit=0.5, threads=1))
-    assert res.status is OracleStatus.LIMIT and res.limit == "time"
+    assert res.status is OracleStatus.LIMIT and res.limit is Limit.TIME
     assert res.certified is False and res.solver_certified is False
     if res.solution is not None:
         assert math.isfinite(res.primal_bound) and math.isfinite(res.dual_bound)

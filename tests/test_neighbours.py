@@ -155,10 +155,10 @@ def test_iterative_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.
                 problem, seed=1, solver=mechanism.removeprefix("mirror-descent-"))
         if mechanism == "polytope-fw":
             problem = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.L1Ball(th, 1.0))
-            return dp.PolytopeFrankWolfe(1.0, 1e-6, iterations=8, ledger=ledger).run(problem, seed=1)
+            return dp.PolytopeFrankWolfe(1.0, 1e-6, steps=8, ledger=ledger).run(problem, seed=1)
         problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
         if mechanism == "gaussian-fw":
-            return dp.GaussianFrankWolfe(1.0, 1e-6, iterations=8, ledger=ledger).run(problem, seed=1)
+            return dp.GaussianFrankWolfe(1.0, 1e-6, steps=8, ledger=ledger).run(problem, seed=1)
         if mechanism == "dp-gd":
             return dp.DPGradientDescent(1.0, 1e-6, ledger=ledger).run(problem, seed=1)
         if mechanism == "dp-sgd":
@@ -187,7 +187,7 @@ def test_submodular_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp
         return dp.SubmodularOutputPerturbation(1.0, 1e-6, ledger=ledger).run(problem(data), seed=2)
 
     def dual_fw(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
-        return dp.DualFrankWolfe(1.0, 1e-6, iterations=5, ledger=ledger).run(problem(data), seed=2)
+        return dp.DualFrankWolfe(1.0, 1e-6, steps=5, ledger=ledger).run(problem(data), seed=2)
 
     assert_same_view(output, *convex_pair)
     assert_same_view(dual_fw, *convex_pair)

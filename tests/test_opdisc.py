@@ -129,9 +129,9 @@ def test_uncertified_oracle_fails_closed(monkeypatch):
         import math
         from dataclasses import replace
 
-        from dpopt.backends.result import OracleStatus
+        from dpopt.backends.result import Limit, OracleStatus
 
-        return replace(real(self, prepared, b, options), status=OracleStatus.LIMIT, limit="time",
+        return replace(real(self, prepared, b, options), status=OracleStatus.LIMIT, limit=Limit.TIME,
                        solver_certified=False, certified=False, dual_bound=-math.inf)
 
     monkeypatch.setattr(BruteForceBackend, "solve", tie)

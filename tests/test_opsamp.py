@@ -95,7 +95,7 @@ def test_alpha_approximate_answers_are_accepted_within_alpha_only(monkeypatch):
     _with_gap(monkeypatch, 0.05)
     r = dp.OPSamp(1.0, 1e-3, calls=3, alpha=0.1, ledger=dp.Ledger()).run(_problem(d0), solver="bruteforce", seed=0,
                                                                           keep_diagnostics=True)
-    assert r.private and all(c.recheck["accepted"] for c in r.diagnostics.oracle_results)
+    assert r.private and all(c.recheck.accepted for c in r.diagnostics.oracle_results)
     ledger = dp.Ledger()
     with pytest.raises(UncertifiedOracleError):  # exact mode refuses the same answers
         dp.OPSamp(1.0, 1e-3, calls=3, alpha=0.0, ledger=ledger).run(_problem(d0), solver="bruteforce", seed=0)

@@ -14,7 +14,7 @@ import pytest
 
 import dpopt as dp
 from dpopt.backends.bruteforce import BruteForceBackend
-from dpopt.backends.result import OracleStatus
+from dpopt.backends.result import Limit, OracleStatus
 from dpopt.errors import BudgetExceededError, UncertifiedOracleError
 from dpopt.mechanisms.discrete_base import CRASH_RETRIES, LIMIT_NOTE
 
@@ -100,7 +100,7 @@ def _gap(monkeypatch: pytest.MonkeyPatch, gap: float) -> None:
 
     def solve(self, prepared, b, options):  # noqa: ANN001, ANN202
         r = real(self, prepared, b, options)
-        return replace(r, status=OracleStatus.LIMIT, limit="nodes", solver_certified=False, certified=False,
+        return replace(r, status=OracleStatus.LIMIT, limit=Limit.NODES, solver_certified=False, certified=False,
                        dual_bound=r.primal_bound - gap)
 
     monkeypatch.setattr(BruteForceBackend, "solve", solve)
@@ -115,7 +115,7 @@ def test_answers_proven_alpha_optimal_are_accepted_and_others_fail_closed(monkey
     release = cls(1.0, 1e-3, ledger=dp.Ledger(), **extra).run(_discrete(), solver="bruteforce", seed=0,
                                                               keep_diagnostics=True)
     assert release.private and release.parameters["alpha"] == 1e-3
-    assert all(r.recheck["accepted"] for r in release.diagnostics.oracle_results)
+    assert all(r.recheck.accepted for r in release.diagnostics.oracle_results)
     _gap(monkeypatch, 5e-3)
     ledger = dp.Ledger()
     with pytest.raises(UncertifiedOracleError):

@@ -162,11 +162,11 @@ def test_exact_gdp_composition_against_dp_accounting_pld(steps, eps, delta):
 
 
 def test_gaussian_iterative_mechanisms_default_to_the_exact_calibration():
-    fw = dp.GaussianFrankWolfe(1.0, 1e-6, iterations=50)
+    fw = dp.GaussianFrankWolfe(1.0, 1e-6, steps=50)
     sigma, _ = fw.noise_sigma(1.0, 1000, 50)
     assert fw.accountant == "analytic"
     assert sigma == pytest.approx(gaussian_sigma_for_composition(2.0 / 1000, 50, 1.0, 1e-6, "analytic"))
-    old, _ = dp.GaussianFrankWolfe(1.0, 1e-6, iterations=50, accountant="rdp").noise_sigma(1.0, 1000, 50)
+    old, _ = dp.GaussianFrankWolfe(1.0, 1e-6, steps=50, accountant="rdp").noise_sigma(1.0, 1000, 50)
     assert sigma < old
     assert dp.PrivateMirrorDescent(1.0, 1e-6).accountant == "analytic"
 

@@ -591,7 +591,7 @@ def test_lmo_declarations_match_how_the_lmo_is_solved(cset: ConstraintSet) -> No
             x = backend.solve(prepared, g, SolveOptions(tolerance=1e-9)).solution
             assert x is not None and float(g @ x) == pytest.approx(float(g @ cset.lmo(g)), abs=1e-7)
         assert callable(getattr(cset, "clip_to_box", None))
-    assert dp.GaussianFrankWolfe(1.0, 1e-6, iterations=3).calls_solver(_squared_problem(cset, cset.dim)) \
+    assert dp.GaussianFrankWolfe(1.0, 1e-6, steps=3).calls_solver(_squared_problem(cset, cset.dim)) \
         == cset.lmo_is_lp
 
 
@@ -625,8 +625,8 @@ def test_elastic_weights_declaration_matches_the_value(reg_case: tuple[Regulariz
         assert mech.plan(problem).steps == 3
 
 
-@pytest.mark.parametrize("mech", [dp.GaussianFrankWolfe(1.0, 1e-6, iterations=3),
-                                  dp.PolytopeFrankWolfe(1.0, 1e-6, iterations=3)], ids=lambda m: m.name)
+@pytest.mark.parametrize("mech", [dp.GaussianFrankWolfe(1.0, 1e-6, steps=3),
+                                  dp.PolytopeFrankWolfe(1.0, 1e-6, steps=3)], ids=lambda m: m.name)
 def test_frank_wolfe_refuses_a_regularizer_without_a_smooth_declaration(mech: dp.Mechanism) -> None:
     norm = SubmodularNorm(3, Cardinality(3), 0.2)  # declares no elastic weights: Frank–Wolfe would drop it
     problem = _squared_problem(L1Ball(3, 1.0), 3, (dp.L2Squared(3, 0.1), norm))

@@ -88,7 +88,7 @@ def test_regressors_fit_a_linear_signal_at_large_epsilon():
                     random_state=0, ledger=dp.Ledger()).fit(X, y)
     assert ridge.score(X, y) > 0.8 and abs(ridge.intercept_ - 0.3) < 0.15
     lasso = DPLasso(epsilon=50.0, x_bound=1.0, y_bound=2.0, radius=2.0, random_state=0,
-                    ledger=dp.Ledger(), mechanism_options={"iterations": 200}).fit(X, y)
+                    ledger=dp.Ledger(), mechanism_options={"steps": 200}).fit(X, y)
     assert lasso.score(X, y) > 0.8 and np.abs(lasso.coef_).sum() + abs(lasso.intercept_) <= 2.0 + 1e-9
 
 

@@ -156,7 +156,7 @@ def test_gaussian_frank_wolfe_solves_the_lmo_with_the_named_backend() -> None:
     assert isinstance(C, dp.HPolytope)
     thetas = {}
     for solver in ["auto", "highs", *LP_BACKENDS]:
-        r = dp.GaussianFrankWolfe(1.0, 1e-6, iterations=20, ledger=dp.Ledger()).run(prob, solver=solver, seed=4)
+        r = dp.GaussianFrankWolfe(1.0, 1e-6, steps=20, ledger=dp.Ledger()).run(prob, solver=solver, seed=4)
         expected = "scipy-lp" if solver in ("auto", "highs") else solver
         assert r.parameters["lmo_backend"] == expected and [c.backend for c in r.oracle_calls] == [expected]
         assert C.contains(r.theta, 1e-6)
@@ -171,7 +171,7 @@ def test_gaussian_frank_wolfe_solves_the_lmo_with_the_named_backend() -> None:
 def test_gaussian_frank_wolfe_refuses_a_solver_that_cannot_solve_the_lmo(solver: str, error: type) -> None:
     ledger = dp.Ledger()
     with pytest.raises(error):
-        dp.GaussianFrankWolfe(1.0, 1e-6, iterations=5, ledger=ledger).run(_hpolytope_problem(), solver=solver)
+        dp.GaussianFrankWolfe(1.0, 1e-6, steps=5, ledger=ledger).run(_hpolytope_problem(), solver=solver)
     assert ledger.charges == ()
 
 
@@ -233,9 +233,9 @@ def _simplex_problem() -> dp.Problem:
 
 
 REFUSALS = [
-    ("GaussianFrankWolfe", lambda led: dp.GaussianFrankWolfe(1.0, 1e-6, iterations=5, ledger=led), _l2_problem),
+    ("GaussianFrankWolfe", lambda led: dp.GaussianFrankWolfe(1.0, 1e-6, steps=5, ledger=led), _l2_problem),
     ("PrivateMirrorDescent", lambda led: dp.PrivateMirrorDescent(1.0, 1e-6, steps=5, ledger=led), _simplex_problem),
-    ("PolytopeFrankWolfe", lambda led: dp.PolytopeFrankWolfe(1.0, 1e-6, iterations=5, ledger=led), _simplex_problem),
+    ("PolytopeFrankWolfe", lambda led: dp.PolytopeFrankWolfe(1.0, 1e-6, steps=5, ledger=led), _simplex_problem),
 ]
 
 

@@ -10,7 +10,7 @@ import dpopt as dp
 from dpopt.backends import registry
 from dpopt.backends import scipy_backend as sb
 from dpopt.backends.profiles import resolve
-from dpopt.backends.result import SolveOptions
+from dpopt.backends.result import Limit, SolveOptions
 from dpopt.compile import aggregate
 from dpopt.compile.aggregate import aggregate_rows, glm_design
 from dpopt.modeling.perturbation import Perturbation
@@ -351,7 +351,7 @@ def test_fista_stops_when_rounding_alone_exceeds_the_requested_tolerance():
     backend = dp.get_backend("scipy")
     prepared = backend.prepare(problem)
     result = backend.solve(prepared, rng.normal(size=5), SolveOptions(tolerance=1e-12))
-    assert result.limit == "precision" and not result.solver_certified
+    assert result.limit is Limit.PRECISION and not result.solver_certified
     assert int(result.message.split("=")[1]) < 5_000
     loose = backend.solve(prepared, rng.normal(size=5), SolveOptions(tolerance=1e-6))
     assert loose.solver_certified

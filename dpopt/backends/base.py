@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -17,10 +17,17 @@ from dpopt.modeling.problem import Problem
 #: what backends accept: a convex Problem or a DiscreteProblem (by kind)
 AnyProblem = Problem | DiscreteProblem
 
+#: what a backend's :meth:`Backend.prepare` compiles a problem into (one type per backend)
+PreparedT = TypeVar("PreparedT")
 
-class Backend(ABC):
+
+class Backend(ABC, Generic[PreparedT]):
     """A solver adapter: prepares a compiled problem once, then solves it for
     fresh linear perturbations ``b`` without rebuilding it.
+
+    Generic in its prepared type: a concrete backend names what :meth:`prepare` returns
+    and :meth:`solve` takes (``class HighsGroupedBackend(Backend[GroupedPrepared])``);
+    code that holds any backend uses ``Backend[Any]``.
 
     Backends know nothing about privacy: they solve and report honestly.
     """
@@ -72,14 +79,14 @@ class Backend(ABC):
         """Raise BackendCapabilityError if this backend cannot solve ``problem``."""
 
     @abstractmethod
-    def prepare(self, problem: AnyProblem) -> Any:
+    def prepare(self, problem: AnyProblem) -> PreparedT:
         """Compile ``problem`` once (its perturbation's ``b`` becomes a parameter)."""
 
     @abstractmethod
-    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+    def solve(self, prepared: PreparedT, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         """Solve the prepared problem with linear term ``b`` (None: keep the current one)."""
 
-    def prepare_for(self, problem: AnyProblem, options: SolveOptions) -> Any:
+    def prepare_for(self, problem: AnyProblem, options: SolveOptions) -> PreparedT:
         """Compile ``problem`` for a solve with ``options`` (default: :meth:`prepare`).
 
         A backend whose compilation reads a profile option (``highs-grouped``'s

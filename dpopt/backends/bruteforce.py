@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,15 @@ from dpopt.modeling.discrete import DiscreteProblem
 MAX_POINTS = 200_000
 
 
-class BruteForceBackend(Backend):
+@dataclass(frozen=True)
+class EnumeratedGrid:
+    """A discrete problem with every point of its grid listed (rows of ``points``)."""
+
+    problem: DiscreteProblem
+    points: np.ndarray
+
+
+class BruteForceBackend(Backend[EnumeratedGrid]):
     name = "bruteforce"
     module = "numpy"
     distribution = "numpy"
@@ -44,12 +53,12 @@ class BruteForceBackend(Backend):
                 f"{count}: use 'highs' or 'cpsat'"
             )
 
-    def prepare(self, problem: Any) -> Any:
+    def prepare(self, problem: Any) -> EnumeratedGrid:
         self.check(problem)
-        return problem, problem.domain.enumerate(problem.dim, max_count=MAX_POINTS)
+        return EnumeratedGrid(problem, problem.domain.enumerate(problem.dim, max_count=MAX_POINTS))
 
-    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
-        problem, W = prepared
+    def solve(self, prepared: EnumeratedGrid, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+        problem, W = prepared.problem, prepared.points
         start = time.perf_counter()
         p = problem.with_eta(b) if b is not None else problem
         vals = p.objectives(W)

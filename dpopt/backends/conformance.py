@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dpopt.backends import registry
 from dpopt.backends.base import AnyProblem, Backend
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling import losses as L
 from dpopt.modeling import sets as S
@@ -117,7 +118,7 @@ def _canonical() -> dict[str, Callable[[], Problem]]:
     }
 
 
-def _solve(backend: Backend, problem: AnyProblem, options: SolveOptions) -> Outcome | OracleResult:
+def _solve(backend: Backend[Any], problem: AnyProblem, options: SolveOptions) -> Outcome | OracleResult:
     try:
         backend.check(problem)
     except BackendCapabilityError as exc:
@@ -183,7 +184,7 @@ def run_case(backend_name: str, case: str) -> Outcome:
                    f"{r.summary()}; proven distance {cert.distance_bound:.2e}")
 
 
-def _infeasible(backend: Backend) -> Outcome:
+def _infeasible(backend: Backend[Any]) -> Outcome:
     from dpopt.backends.cvxpy_backend import CvxpyBackend
 
     if not isinstance(backend, CvxpyBackend):
@@ -200,7 +201,7 @@ def _infeasible(backend: Backend) -> Outcome:
     return Outcome("infeasible", backend.name, "passed" if ok else "failed", r.summary())
 
 
-def _time_limit(backend: Backend) -> Outcome:
+def _time_limit(backend: Backend[Any]) -> Outcome:
     data = _data(4000, 60, binary=False, seed=12)
     th = Variable(60)
     problem = _perturbed(Problem(L.SquaredLoss(data, th), constraint=S.L1Ball(th, 1.0),
@@ -216,7 +217,7 @@ def _time_limit(backend: Backend) -> Outcome:
     return Outcome("time-limit", backend.name, "passed" if ok else "failed", r.summary())
 
 
-def _discrete(backend: Backend, case: str) -> Outcome:
+def _discrete(backend: Backend[Any], case: str) -> Outcome:
     """A small discrete problem of the case's kind against exhaustive enumeration."""
     problem = discrete_problem(24, 3, IntegerGrid(0.5, -1.0, 1.0, l2_bound=1.2), seed=14,
                                kind=DISCRETE_CASES[case])
@@ -232,7 +233,7 @@ def _discrete(backend: Backend, case: str) -> Outcome:
                    f"{r.summary()}; {'the' if exact else 'NOT the'} enumerated argmin")
 
 
-def _discrete_time_limit(backend: Backend) -> Outcome:
+def _discrete_time_limit(backend: Backend[Any]) -> Outcome:
     """A discrete problem far too large for the time limit: the answer must not be certified."""
     problem = discrete_problem(1500, 10, IntegerGrid(1.0, -4.0, 4.0), seed=15)
     try:
@@ -243,7 +244,7 @@ def _discrete_time_limit(backend: Backend) -> Outcome:
     r = backend.solve(prepared, problem.eta, SolveOptions(time_limit=0.05, threads=1))
     ok = not r.certified and r.status is not OracleStatus.OPTIMAL
     if r.status is OracleStatus.LIMIT:
-        ok = ok and r.limit == "time"
+        ok = ok and r.limit is Limit.TIME
     return Outcome("discrete-time-limit", backend.name, "passed" if ok else "failed", r.summary())
 
 

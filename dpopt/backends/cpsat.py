@@ -35,7 +35,7 @@ constraint ``F ≤ U`` instead (with or without the objective) was 3–6× slowe
 Bounds are reported in exact objective units: ``primal_bound = f(k_best)``;
 ``dual_bound = f(k_best)`` when certified, otherwise ``(CP-SAT's bound + C₀ − E)/Q`` (a
 valid lower bound on f); ``gap`` is the relative gap ``(primal − dual)/max(1, |primal|)``.
-dpopt's own re-check (``recheck``) verifies that w = τk lies on the grid
+dpopt's own re-check (``recheck``, a :class:`~dpopt.backends.certificates.CpSatCheck`) verifies that w = τk lies on the grid
 (:meth:`IntegerGrid.contains`) and that :meth:`DiscreteProblem.objective` at w agrees with
 the exact value (both use the schema's exact integer margins, ``ZeroOneLoss.integer_rows``,
 so they agree; a disagreement would be a compiler bug and fails the re-check).
@@ -65,9 +65,10 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.base import Backend
+from dpopt.backends.certificates import CpSatCheck
 from dpopt.backends.cpsat_isolated import solve_isolated
 from dpopt.backends.registry import register
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
@@ -91,7 +92,7 @@ class PreparedCpSat:
     eta: np.ndarray | None
 
 
-class CpSatBackend(Backend):
+class CpSatBackend(Backend[PreparedCpSat]):
     """OR-Tools CP-SAT: exact oracle for :class:`DiscreteProblem` (0/1 loss over a τ-grid)."""
 
     name = "cpsat"
@@ -154,7 +155,7 @@ class CpSatBackend(Backend):
         Q, E, C0 = ro.scale, ro.error, ro.constant
         start = time.perf_counter()
         raw: list[str] = []
-        limit_name = "time" if options.time_limit is not None else "iterations"
+        limit_name = Limit.TIME if options.time_limit is not None else Limit.ITERATIONS
 
         def remaining() -> float | None:
             if options.time_limit is None:
@@ -162,7 +163,7 @@ class CpSatBackend(Backend):
             return float(options.time_limit) - (time.perf_counter() - start)
 
         def result(status: OracleStatus, k: np.ndarray | None, *, certified: bool = False,
-                   limit: str | None = None, primal: float = math.nan, dual: float = math.nan,
+                   limit: Limit | None = None, primal: float = math.nan, dual: float = math.nan,
                    message: str = "", extra: dict[str, Any] | None = None) -> OracleResult:
             sol = None if k is None else prog.w_of(k)
             gap = (primal - dual) / max(1.0, abs(primal)) if math.isfinite(primal) and math.isfinite(dual) else math.nan
@@ -237,7 +238,7 @@ class CpSatBackend(Backend):
                 if f2 < fbest:
                     best, fbest = k2, f2
                 if len(candidates) > MAX_CANDIDATES:
-                    return result(OracleStatus.LIMIT, best, limit="iterations", primal=fbest,
+                    return result(OracleStatus.LIMIT, best, limit=Limit.ITERATIONS, primal=fbest,
                                   dual=min(lower, fbest), extra=info,
                                   message=f"phase 2 stopped after {MAX_CANDIDATES} candidates "
                                           "(near-ties closer than the rounding)")
@@ -249,7 +250,7 @@ class CpSatBackend(Backend):
 
     @staticmethod
     def _recheck(prepared: PreparedCpSat, k: np.ndarray, eta: np.ndarray | None, ro: Any,
-                 extra: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+                 extra: dict[str, Any]) -> tuple[CpSatCheck, bool]:
         prog = prepared.program
         w = prog.w_of(k)
         problem = prog.problem.with_eta(eta)
@@ -257,16 +258,19 @@ class CpSatBackend(Backend):
         ref = problem.objective(w)
         exact = prog.objective(k, eta)
         agree = abs(ref - exact) <= 1e-9 * (1.0 + abs(exact))
-        recheck = {
-            "on_grid": bool(on_grid),
-            "objective": ref,
-            "objective_integer_margins": exact,
-            "objective_agrees": bool(agree),
-            "objective_scale": ro.scale,
-            "rounding_error_units": ro.error,
-            "rounding_alpha": ro.alpha,
-        } | extra
-        return recheck, bool(on_grid and agree)
+        check = CpSatCheck(
+            on_grid=bool(on_grid),
+            objective=float(ref),
+            objective_integer_margins=float(exact),
+            objective_agrees=bool(agree),
+            objective_scale=int(ro.scale),
+            rounding_error_units=float(ro.error),
+            rounding_alpha=float(ro.alpha),
+            phase1_time=extra.get("phase1_time"),
+            phase2_solves=extra.get("phase2_solves"),
+            candidates=extra.get("candidates"),
+        )
+        return check, bool(on_grid and agree)
 
 
 register("cpsat", CpSatBackend)

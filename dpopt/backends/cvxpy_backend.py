@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpopt.backends.base import AnyProblem, Backend
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.problem import Problem
 
@@ -38,8 +38,29 @@ def is_qp(problem: Problem) -> bool:
     return quadratic_loss and polyhedral and all(r.qp_representable for r in problem.regularizers)
 
 
-class CvxpyBackend(Backend):
-    """A cvxpy solver as an oracle.  Subclasses set ``solver`` and ``options``."""
+@runtime_checkable
+class CvxpyCompiled(Protocol):
+    """What a cvxpy backend solves: a compiled cvxpy problem whose linear term is a Parameter.
+
+    :class:`~dpopt.compile.cvxpy_program.CvxpyProgram` (a whole Problem, or an HPolytope's
+    LMO) and :class:`~dpopt.compile.bregman_program.BregmanProgram` (a mirror step) are
+    both one.
+    """
+
+    problem: Any  # cvxpy.Problem
+    theta: Any  # cvxpy.Variable: the answer is read from its value
+
+    def set_linear(self, b: np.ndarray | None, /) -> None:
+        """Set the linear term (no rebuild); None keeps the current one."""
+
+
+class CvxpyBackend(Backend[CvxpyCompiled]):
+    """A cvxpy solver as an oracle.  Subclasses set ``solver`` and ``options``.
+
+    Its prepared type is :class:`CvxpyCompiled`: :meth:`prepare` compiles a Problem into a
+    :class:`~dpopt.compile.cvxpy_program.CvxpyProgram`, and :meth:`solve` also takes the
+    other programs dpopt compiles for cvxpy (mirror steps, polytope LMOs).
+    """
 
     kind = "convex"
     #: cvxpy solver constant name, e.g. "CLARABEL"
@@ -62,7 +83,7 @@ class CvxpyBackend(Backend):
                 "use 'clarabel' or 'scipy'"
             )
 
-    def prepare(self, problem: AnyProblem) -> Any:
+    def prepare(self, problem: AnyProblem) -> CvxpyCompiled:
         from dpopt.compile.cvxpy_program import compile_cvxpy
 
         self.check(problem)
@@ -73,7 +94,7 @@ class CvxpyBackend(Backend):
         """Translate SolveOptions into keyword arguments for ``cvxpy.Problem.solve``."""
         return dict(options.extra)
 
-    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+    def solve(self, prepared: CvxpyCompiled, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         import cvxpy as cp
 
         version = self.require()
@@ -93,7 +114,7 @@ class CvxpyBackend(Backend):
         status = _STATUS.get(raw, OracleStatus.ERROR)
         limit = None
         if status is OracleStatus.LIMIT:
-            limit = "time" if options.time_limit is not None and elapsed >= 0.9 * options.time_limit else "iterations"
+            limit = Limit.TIME if options.time_limit is not None and elapsed >= 0.9 * options.time_limit else Limit.ITERATIONS
         x = prepared.theta.value
         sol = None if x is None else np.array(x, dtype=np.float64).reshape(-1)
         primal = float(prob.value) if isinstance(prob.value, (int, float, np.floating)) else math.nan

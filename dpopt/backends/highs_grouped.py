@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.base import Backend
+from dpopt.backends.certificates import DiscreteCheck
 from dpopt.backends.highs import (
     BASE_OPTIONS,
     DEFAULT_THREADS,
@@ -60,7 +61,7 @@ from dpopt.backends.highs import (
     set_threads,
 )
 from dpopt.backends.registry import register
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.grouped_search import GroupedObjective, local_search, repair
 from dpopt.compile.mip_grouped import GroupedProgram, compile_grouped
 from dpopt.errors import BackendCapabilityError, ModelError
@@ -96,11 +97,11 @@ class _Search:
     finished: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     mips: int = 0
     pruned: int = 0
-    limit: str | None = None
+    limit: Limit | None = None
     failure: str | None = None
 
 
-class HighsGroupedBackend(Backend):
+class HighsGroupedBackend(Backend[GroupedPrepared]):
     """Exact MIP oracle for :class:`DiscreteProblem` by enumeration of a few columns and row groups."""
 
     name = "highs-grouped"
@@ -145,7 +146,13 @@ class HighsGroupedBackend(Backend):
         try:  # the display shows data-dependent counts and values only with diagnostics (dpopt.progress)
             with track(f"{self.name}: {prog.points.shape[0]} enumerated points", prog.points.shape[0],
                        counts="data") as bar:
-                search = self._search(prog, problem, options, deadline, bar)
+                from dpopt.backends.grouped_parallel import parallel_search, search_executor
+
+                executor = search_executor(prog)  # the run's executor (issue 14); never part of the result
+                if executor.workers > 1:
+                    search = parallel_search(prog, problem, options, deadline, executor, bar)
+                else:
+                    search = self._search(prog, problem, options, deadline, bar)
                 bar.note(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
         except Exception as exc:  # noqa: BLE001 — report, never crash a mechanism
             return OracleResult(
@@ -168,7 +175,7 @@ class HighsGroupedBackend(Backend):
         for i, ks in enumerate(prog.points):
             bar.advance()
             if _expired(deadline):
-                search.limit = "time"
+                search.limit = Limit.TIME
                 return search
             const = _load_point(h, prog, problem, ks)
             h.run()
@@ -192,7 +199,7 @@ class HighsGroupedBackend(Backend):
                 search.pruned += 1
                 continue
             if _expired(deadline):
-                search.limit = "time"
+                search.limit = Limit.TIME
                 return search
             self._solve_point(h, prog, problem, search, int(i), deadline, options)
             if search.failure is not None or search.limit is not None:
@@ -239,7 +246,7 @@ class HighsGroupedBackend(Backend):
             search.finished[i] = True
         elif status in (S.kTimeLimit, S.kSolutionLimit, S.kIterationLimit, S.kInterrupt):
             search.bounds[i] = max(search.bounds[i], info.mip_dual_bound + const)
-            search.limit = "time" if status == S.kTimeLimit else ("nodes" if options.max_iterations else "iterations")
+            search.limit = Limit.TIME if status == S.kTimeLimit else (Limit.NODES if options.max_iterations else Limit.ITERATIONS)
         else:
             search.failure = h.modelStatusToString(status)
 
@@ -253,13 +260,14 @@ class HighsGroupedBackend(Backend):
             dual = min(dual, primal)
         gap = primal - dual if math.isfinite(primal) and math.isfinite(dual) else math.nan
         w: np.ndarray | None = None
-        recheck: dict[str, Any] = {}
+        check: DiscreteCheck | None = None
         if search.best_k is not None:
             w = problem.domain.step * search.best_k.astype(np.float64)
-            recheck = point_recheck(problem, search.best_k, primal, prog.exact_loss, prog.resolution)
+            check = point_recheck(problem, search.best_k, primal, prog.exact_loss, prog.resolution)
+        limit = search.limit
         if search.failure is not None:
             status = OracleStatus.ERROR
-        elif search.limit is not None:
+        elif limit is not None:
             status = OracleStatus.LIMIT
         elif not math.isfinite(primal):
             status = OracleStatus.INFEASIBLE
@@ -267,19 +275,20 @@ class HighsGroupedBackend(Backend):
             status = OracleStatus.OPTIMAL
         gap_ok = (all_done and math.isfinite(gap) and gap <= GAP_TOLERANCE * max(1.0, abs(primal))
                   and gap < prog.resolution)
-        recheck_ok = bool(recheck) and recheck["on_grid"] and recheck["mismatch"] <= OBJECTIVE_TOLERANCE
+        recheck_ok = check is not None and check.point_agrees(OBJECTIVE_TOLERANCE)
         certified = status is OracleStatus.OPTIMAL and gap_ok and recheck_ok
         notes = [f"highspy (grouped): {prog.size.summary()}; {search.mips} point MIPs solved, "
                  f"{search.pruned} points pruned by bounds"]
-        notes += recheck_notes(recheck, status is OracleStatus.OPTIMAL and not recheck_ok)
+        notes += recheck_notes(check, status is OracleStatus.OPTIMAL and not recheck_ok)
         if search.failure is not None:
             notes.append(f"a point MIP ended with HiGHS status {search.failure!r}")
         return OracleResult(
             solution=w, status=status, solver_certified=bool(certified), solve_time=elapsed,
             backend=self.name, backend_version=version,
-            raw_status=search.failure or search.limit or ("optimal" if certified else "finished"),
-            limit=search.limit, primal_bound=primal, dual_bound=dual, gap=gap,
-            recheck=recheck or None, message="; ".join(notes),
+            raw_status=search.failure or (limit.value if limit is not None else None)
+            or ("optimal" if certified else "finished"),
+            limit=limit, primal_bound=primal, dual_bound=dual, gap=gap,
+            recheck=check, message="; ".join(notes),
         )
 
 

@@ -25,7 +25,7 @@ from scipy import optimize
 
 from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.registry import register
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.polytope_program import Bounds, LinearProgram, projection_dual
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.structured_sets import (
@@ -42,7 +42,7 @@ _STATUS = {0: OracleStatus.OPTIMAL, 1: OracleStatus.LIMIT, 2: OracleStatus.INFEA
            3: OracleStatus.UNBOUNDED, 4: OracleStatus.ERROR}
 
 
-class ScipyLPBackend(Backend):
+class ScipyLPBackend(Backend[LinearProgram]):
     """HiGHS (dual simplex / interior point) through ``scipy.optimize.linprog`` for compiled LPs."""
 
     name = "scipy-lp"
@@ -81,7 +81,7 @@ class ScipyLPBackend(Backend):
         kw.update(options.extra)
         return kw
 
-    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+    def solve(self, prepared: LinearProgram, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
         """Solve ``min ⟨b, x⟩`` over the prepared program's feasible set."""
         version = self.require()
         if not isinstance(prepared, LinearProgram):
@@ -94,7 +94,7 @@ class ScipyLPBackend(Backend):
         status = _STATUS.get(int(res.status), OracleStatus.ERROR)
         limit = None
         if status is OracleStatus.LIMIT:
-            limit = "time" if options.time_limit is not None and elapsed >= 0.9 * options.time_limit else "iterations"
+            limit = Limit.TIME if options.time_limit is not None and elapsed >= 0.9 * options.time_limit else Limit.ITERATIONS
         sol = None if res.x is None else np.asarray(res.x, dtype=np.float64)
         fun = float(res.fun) if res.fun is not None and math.isfinite(res.fun) else math.nan
         return OracleResult(solution=sol if status is OracleStatus.OPTIMAL else None, status=status,

@@ -7,6 +7,9 @@ A profile file (see ``solvers/``) looks like::
     time_limit = 60        # optional, seconds
     threads = 2            # optional
     verify = false         # optional: no independent cross-check of discrete oracle answers
+    executor = "dask"      # optional: where parallel work runs ("inprocess", "processes", "dask")
+    scheduler = "tcp://10.0.0.5:8786"   # optional, with executor = "dask": an existing cluster
+    workers = 2            # optional: worker count of a pool or LocalCluster dpopt starts
     [options]              # passed to the solver as is
     max_iter = 500
 
@@ -39,7 +42,18 @@ else:  # pragma: no cover
 #: tried in order by solver="auto"
 AUTO_ORDER = ("scipy", "clarabel", "scs")
 _PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description",
-                 "verify"}
+                 "verify", "executor", "scheduler", "workers"}
+#: executor names a profile may give (dpopt.executors.resolve_executor)
+EXECUTOR_NAMES = ("inprocess", "processes", "dask")
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """A profile's ``executor``, ``scheduler`` and ``workers`` keys (dpopt.executors)."""
+
+    executor: str = "inprocess"
+    scheduler: str | None = None
+    workers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,8 @@ class SolverProfile:
     source: str = ""
     #: False: the discrete mechanisms skip their cross-verification (dpopt.backends.verify); None: default
     verify: bool | None = None
+    #: where the run's parallel work goes (None: the run's ``executor`` argument or in-process)
+    executor: ExecutorSettings | None = None
 
 
 def load_profile(path: str | Path) -> SolverProfile:
@@ -94,7 +110,32 @@ def load_profile(path: str | Path) -> SolverProfile:
     verify = data.get("verify")
     if verify is not None and not isinstance(verify, bool):
         raise ModelError(f"{where}: verify must be true or false, got {verify!r}")
-    return SolverProfile(name, opts, str(p), verify)
+    return SolverProfile(name, opts, str(p), verify, _executor_settings(data, where))
+
+
+def _executor_settings(data: dict[str, Any], where: str) -> ExecutorSettings | None:
+    """The profile's executor keys, checked (the scheduler is reached only when a run starts)."""
+    if not {"executor", "scheduler", "workers"} & set(data):
+        return None
+    name = data.get("executor", "dask" if "scheduler" in data else "inprocess")
+    if name not in EXECUTOR_NAMES:
+        raise ModelError(f"{where}: executor must be one of {', '.join(map(repr, EXECUTOR_NAMES))}, got {name!r}"
+                         f"{suggest(str(name), EXECUTOR_NAMES)}")
+    scheduler = data.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
+        raise ModelError(f"{where}: scheduler must be an address such as 'tcp://host:8786', got {scheduler!r}")
+    if scheduler is not None and name != "dask":
+        raise ModelError(f"{where}: scheduler needs executor = \"dask\", got executor = {name!r}")
+    return ExecutorSettings(name, scheduler, _count(data.get("workers"), "workers", where))
+
+
+def profile_executor(solver: object) -> ExecutorSettings | None:
+    """The executor settings of ``solver`` when it is a profile (a SolverProfile or a ``.toml`` path)."""
+    if isinstance(solver, SolverProfile):
+        return solver.executor
+    if isinstance(solver, Path) or (isinstance(solver, str) and solver.endswith(".toml")):
+        return load_profile(solver).executor
+    return None
 
 
 def _positive(v: Any, name: str, where: str) -> float | None:
@@ -172,9 +213,7 @@ def _scipy_first(problem: AnyProblem) -> bool:
     term, d ≤ 2000) it is the fastest certified solver."""
     if not isinstance(problem, Problem):
         return False
-    from dpopt.modeling.sets import LinfBall
-
-    if isinstance(problem.constraint, LinfBall):  # a box: L-BFGS-B's bounds
+    if problem.constraint is not None and problem.constraint.norm_ball == "inf":  # a box: L-BFGS-B's bounds
         return True
     from dpopt.backends.scipy_backend import ScipyBackend
 

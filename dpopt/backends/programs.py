@@ -25,9 +25,10 @@ from typing import Any
 
 from dpopt.backends import lp, registry
 from dpopt.backends.base import Backend
-from dpopt.backends.cvxpy_backend import CvxpyBackend
+from dpopt.backends.cvxpy_backend import CvxpyBackend, CvxpyCompiled
 from dpopt.backends.profiles import SolverProfile, resolve
 from dpopt.backends.result import SolveOptions
+from dpopt.compile.polytope_program import LinearProgram
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.structured_sets import HPolytope
 
@@ -35,7 +36,7 @@ __all__ = ["STEP_TOLERANCE", "SolverSpec", "is_explicit", "prepare_polytope_lmo"
            "resolve_step_backend",
            "step_options"]
 
-SolverSpec = str | Path | SolverProfile | Backend
+SolverSpec = str | Path | SolverProfile | Backend[Any]
 #: the accuracy a compiled mirror step asks for when the profile does not set one
 STEP_TOLERANCE = 1e-9
 #: tried in order by ``solver="auto"`` for a compiled mirror step
@@ -56,7 +57,7 @@ def _with_default_tolerance(profile: SolverProfile, tolerance: float) -> SolverP
     return replace(profile, options=replace(profile.options, tolerance=tolerance))
 
 
-def resolve_step_backend(solver: SolverSpec) -> tuple[Backend, SolverProfile]:
+def resolve_step_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]:
     """The backend (and options) for compiled mirror steps; ``"auto"``: clarabel, else scs.
 
     Raises
@@ -84,7 +85,7 @@ def resolve_step_backend(solver: SolverSpec) -> tuple[Backend, SolverProfile]:
     return backend, _with_default_tolerance(profile, STEP_TOLERANCE)
 
 
-def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend, SolverProfile]:
+def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]:
     """The backend (and options) for an HPolytope's LMO; ``"auto"``: ``scipy-lp``.
 
     ``scipy-lp`` and every cvxpy-based backend solve it.  The names ``"highs"`` and
@@ -114,7 +115,7 @@ def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend, SolverProfile]:
     return backend, profile
 
 
-def prepare_polytope_lmo(backend: Backend, polytope: HPolytope) -> Any:
+def prepare_polytope_lmo(backend: Backend[Any], polytope: HPolytope) -> CvxpyCompiled | LinearProgram:
     """Compile the LMO ``min ⟨c, s⟩ s.t. A s ≤ b`` of ``polytope`` for ``backend`` (public data only)."""
     from dpopt.compile.polytope_program import lmo_cvxpy, lmo_program
 

@@ -34,9 +34,9 @@ Certification rule
    (``IntegerGrid.contains``), and ``DiscreteProblem.objective(w)`` recomputed in numpy
    with the same η equals the solver's primal bound within 1e-6.
 
-The re-check is recorded in ``recheck`` (``on_grid``, ``objective``, ``mismatch``,
-``exact_loss`` from the compiled program's merged integer rows, ``numpy_loss`` from
-``ZeroOneLoss.values``).  Both read the same exact integers A = s·X of the data's schema
+The re-check is recorded in ``recheck``, a :class:`~dpopt.backends.certificates.DiscreteCheck`
+(``on_grid``, ``objective``, ``mismatch``, ``exact_loss`` from the compiled program's merged
+integer rows, ``numpy_loss`` from ``ZeroOneLoss.values``).  Both read the same exact integers A = s·X of the data's schema
 (``ZeroOneLoss.integer_rows``), so they are equal; a difference would be a compiler bug and
 is noted.  Anything else — time or node limit, infeasible, error, a mismatch — is not
 certified (fail closed).  For a non-optimal incumbent a mismatch is normal: the MIP may
@@ -56,7 +56,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpopt.backends.base import Backend
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.certificates import DiscreteCheck
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.backends.termination import Termination
 from dpopt.compile.mip_pyomo import PyomoProgram, compile_pyomo
 from dpopt.errors import BackendCapabilityError, ModelError
@@ -85,28 +86,28 @@ def check_discrete(name: str, problem: Any) -> None:
 
 
 def point_recheck(problem: DiscreteProblem, k: np.ndarray, primal: float,
-                  exact_loss: Callable[[np.ndarray], float], resolution: float) -> dict[str, Any]:
+                  exact_loss: Callable[[np.ndarray], float], resolution: float) -> DiscreteCheck:
     """dpopt's re-check of an oracle point w = τk against the solver's value ``primal``."""
     w = problem.domain.step * np.asarray(k, dtype=np.float64)
-    obj = problem.objective(w)
+    obj = float(problem.objective(w))
     on_grid = bool(problem.domain.contains(w))
-    return {
-        "on_grid": on_grid,
-        "objective": obj,
-        "mismatch": abs(obj - primal),
-        "numpy_loss": problem.loss.value(w),
-        "exact_loss": exact_loss(k) if on_grid else math.nan,
-        "resolution": resolution,
-    }
+    return DiscreteCheck(
+        on_grid=on_grid,
+        objective=obj,
+        mismatch=abs(obj - float(primal)),
+        numpy_loss=float(problem.loss.value(w)),
+        exact_loss=float(exact_loss(k)) if on_grid else math.nan,
+        resolution=float(resolution),
+    )
 
 
-def recheck_notes(recheck: dict[str, Any], failed: bool) -> list[str]:
+def recheck_notes(check: DiscreteCheck | None, failed: bool) -> list[str]:
     """Readable notes on a :func:`point_recheck` (``failed``: it refused an optimal answer)."""
     notes = []
     if failed:
         notes.append("dpopt re-check failed: the point is off the grid or its numpy objective differs "
                      "from the solver's value")
-    if recheck and recheck["on_grid"] and recheck["numpy_loss"] != recheck["exact_loss"]:
+    if check is not None and check.loss_disagrees:
         notes.append("the compiled program's loss differs from ZeroOneLoss.values at this point "
                      "(both use exact integer margins: a compiler bug, please report it)")
     return notes
@@ -119,7 +120,7 @@ class PyomoPrepared:
     program: PyomoProgram
 
 
-class PyomoMipBackend(Backend):
+class PyomoMipBackend(Backend[PyomoPrepared]):
     """Exact MIP oracle for :class:`DiscreteProblem` through one pyomo solver (module docstring).
 
     A member of the family sets the class attributes below; nothing else is needed.
@@ -182,7 +183,8 @@ class PyomoMipBackend(Backend):
         """Process-level set-up before a solve (HiGHS: its global thread scheduler)."""
 
     # ---- the solve ------------------------------------------------------------------
-    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+    def solve(self, prepared: PyomoPrepared | PyomoProgram, b: np.ndarray | None,
+              options: SolveOptions) -> OracleResult:
         """Solve with noise ``b`` = η (length ``noise_size``; None keeps the current η)."""
         prog: PyomoProgram = prepared.program if isinstance(prepared, PyomoPrepared) else prepared
         if b is not None:
@@ -223,13 +225,14 @@ class PyomoMipBackend(Backend):
                 version: str) -> OracleResult:
         """The OracleResult of a pyomo ``Results``: outcomes, bounds, point, certificate."""
         term = Termination.from_pyomo(res)
-        status, limit = term.oracle_status(node_limit=options.max_iterations is not None)
+        status, limit_name = term.oracle_status(node_limit=options.max_iterations is not None)
+        limit = None if limit_name is None else Limit(limit_name)
         primal = math.nan if res.incumbent_objective is None else float(res.incumbent_objective)
         dual = math.nan if res.objective_bound is None else float(res.objective_bound)
         gap = primal - dual if math.isfinite(primal) and math.isfinite(dual) else math.nan
 
         w: np.ndarray | None = None
-        recheck: dict[str, Any] = {}
+        check: DiscreteCheck | None = None
         if math.isfinite(primal):
             try:
                 res.solution_loader.load_vars()
@@ -238,20 +241,20 @@ class PyomoMipBackend(Backend):
                 k = None
             if k is not None:
                 w = prog.problem.domain.step * k.astype(np.float64)
-                recheck = point_recheck(prog.current_problem(), k, primal, prog.exact_loss, prog.resolution)
+                check = point_recheck(prog.current_problem(), k, primal, prog.exact_loss, prog.resolution)
 
         gap_ok = (math.isfinite(gap) and gap <= GAP_TOLERANCE * max(1.0, abs(primal))
                   and gap < prog.resolution)
-        recheck_ok = bool(recheck) and recheck["on_grid"] and recheck["mismatch"] <= OBJECTIVE_TOLERANCE
+        recheck_ok = check is not None and check.point_agrees(OBJECTIVE_TOLERANCE)
         certified = status is OracleStatus.OPTIMAL and gap_ok and recheck_ok
         notes = [f"pyomo.contrib.solver {self.label or self.name}, model: {prog.size.summary()}"]
         if status is OracleStatus.OPTIMAL and not gap_ok:
             notes.append("optimal status but the gap is not closed")
-        notes += recheck_notes(recheck, status is OracleStatus.OPTIMAL and not recheck_ok)
+        notes += recheck_notes(check, status is OracleStatus.OPTIMAL and not recheck_ok)
         return OracleResult(
             solution=w, status=status, solver_certified=bool(certified), solve_time=elapsed,
             backend=self.name, backend_version=version, raw_status=term.condition.name, limit=limit,
-            primal_bound=primal, dual_bound=dual, gap=gap, recheck=recheck or None, message="; ".join(notes),
+            primal_bound=primal, dual_bound=dual, gap=gap, recheck=check, message="; ".join(notes),
         )
 
 

@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from dpopt._threads import blas_threads
 from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.registry import register
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.aggregate import GLMDesign, glm_design
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.losses import Loss
@@ -273,7 +273,7 @@ def _newton_step(model: _Model, x: np.ndarray, g: np.ndarray, radius: float | No
     return np.asarray(-(Q @ ((gh + nu * xh) / (lam + nu))))
 
 
-class ScipyBackend(Backend):
+class ScipyBackend(Backend[_Smooth]):
     """Damped (projected) Newton, L-BFGS-B and FISTA polishing, certified by the gradient-mapping norm."""
 
     name = "scipy"
@@ -321,13 +321,13 @@ class ScipyBackend(Backend):
             and problem.elastic
         )
 
-    def prepare(self, problem: AnyProblem) -> Any:
+    def prepare(self, problem: AnyProblem) -> _Smooth:
         self.check(problem)
         assert isinstance(problem, Problem)  # check() refused anything else
         return _Smooth.build(problem)
 
-    def solve(self, prepared: Any, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
-        f: _Smooth = prepared
+    def solve(self, prepared: _Smooth, b: np.ndarray | None, options: SolveOptions) -> OracleResult:
+        f = prepared
         if b is not None:
             f.set_linear(b)
         start = time.perf_counter()
@@ -349,7 +349,7 @@ class ScipyBackend(Backend):
             solve_time=elapsed,
             backend=self.name,
             backend_version=scipy.__version__,
-            raw_status="converged" if ok else f"stopped: {limit} limit",
+            raw_status="converged" if ok or limit is None else f"stopped: {limit.value} limit",
             limit=None if ok else limit,
             primal_bound=value,
             residual=gnorm,
@@ -509,7 +509,7 @@ class ScipyBackend(Backend):
 
     # -- stage 2: FISTA with adaptive restart, certified by ‖G‖ ----------------------
     def _fista(self, f: _Smooth, x: np.ndarray, tol: float, max_iter: int,
-               deadline: float) -> tuple[np.ndarray, float, int, str]:
+               deadline: float) -> tuple[np.ndarray, float, int, Limit | None]:
         p = f.problem
         beta = p.smoothness
         lam1, c = p.l1_weight, p.constraint
@@ -525,14 +525,14 @@ class ScipyBackend(Backend):
             _, gx = f.value_grad(x)
             gnorm, slack = self._mapping_norm(x, gx, beta, prox, unconstrained)
             if gnorm <= tol:
-                return x, gnorm, k, ""
+                return x, gnorm, k, None
             if slack >= tol and gnorm <= 2.0 * slack:
                 # converged to float precision, but the rounding slack alone exceeds the
                 # requested ‖G‖: no further iteration can certify; stop now (the caller's
                 # a-priori fallback answers) instead of running to the iteration limit
-                return x, gnorm, k, "precision"
+                return x, gnorm, k, Limit.PRECISION
             if time.perf_counter() > deadline:
-                return x, gnorm, k, "time"
+                return x, gnorm, k, Limit.TIME
             _, gy = f.value_grad(yk)
             x_new = prox(yk - gy / beta)
             t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
@@ -542,7 +542,7 @@ class ScipyBackend(Backend):
                 yk = x_new + ((t - 1.0) / t_new) * (x_new - x)
                 t = t_new
             x = x_new
-        return x, gnorm, max_iter, "iterations"
+        return x, gnorm, max_iter, Limit.ITERATIONS
 
 
 register("scipy", ScipyBackend)

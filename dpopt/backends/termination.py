@@ -52,7 +52,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from dpopt.backends.result import OracleStatus
+from dpopt.backends.result import Limit, OracleStatus
 
 
 class TerminationCondition(str, enum.Enum):
@@ -86,14 +86,14 @@ class SolutionStatus(str, enum.Enum):
 
 TC = TerminationCondition
 #: every condition → (OracleStatus, limit name or None, the documented reason)
-CONDITIONS: dict[TerminationCondition, tuple[OracleStatus, str | None, str]] = {
+CONDITIONS: dict[TerminationCondition, tuple[OracleStatus, Limit | None, str]] = {
     TC.convergenceCriteriaSatisfied: (OracleStatus.OPTIMAL, None,
                                       "converged; optimal only with an optimal point, and the backend "
                                       "still checks the gap and re-checks the point"),
-    TC.maxTimeLimit: (OracleStatus.LIMIT, "time", "the time limit the user set"),
-    TC.iterationLimit: (OracleStatus.LIMIT, "iterations",
+    TC.maxTimeLimit: (OracleStatus.LIMIT, Limit.TIME, "the time limit the user set"),
+    TC.iterationLimit: (OracleStatus.LIMIT, Limit.ITERATIONS,
                         "an iteration or node limit (\"nodes\" when the user set max_iterations)"),
-    TC.objectiveLimit: (OracleStatus.LIMIT, "objective",
+    TC.objectiveLimit: (OracleStatus.LIMIT, Limit.OBJECTIVE,
                         "an objective limit (cutoff) that only a profile's raw options can set"),
     TC.minStepLength: (OracleStatus.INACCURATE, None, "stopped with reduced accuracy"),
     TC.unbounded: (OracleStatus.UNBOUNDED, None, "proven unbounded"),
@@ -131,7 +131,7 @@ class Termination:
         return cls(TerminationCondition(results.termination_condition.name),
                    SolutionStatus(results.solution_status.name))
 
-    def oracle_status(self, *, node_limit: bool = False) -> tuple[OracleStatus, str | None]:
+    def oracle_status(self, *, node_limit: bool = False) -> tuple[OracleStatus, Limit | None]:
         """(OracleStatus, limit) by :data:`CONDITIONS` (module docstring).
 
         ``node_limit``: the user set a node limit (``max_iterations``), so an iteration limit
@@ -139,13 +139,13 @@ class Termination:
         """
         status, limit, _ = CONDITIONS[self.condition]
         if self.condition is TC.iterationLimit and node_limit:
-            limit = "nodes"
+            limit = Limit.NODES
         if status is OracleStatus.OPTIMAL and self.solution is not SolutionStatus.optimal:
             status = OracleStatus.INACCURATE if self.solution is SolutionStatus.feasible else OracleStatus.ERROR
         return status, limit
 
 
 def oracle_status(condition: TerminationCondition, solution: SolutionStatus, *,
-                  node_limit: bool = False) -> tuple[OracleStatus, str | None]:
+                  node_limit: bool = False) -> tuple[OracleStatus, Limit | None]:
     """(OracleStatus, limit) for a (condition, solution) pair (see :class:`Termination`)."""
     return Termination(condition, solution).oracle_status(node_limit=node_limit)

@@ -40,7 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.base import Backend
+from dpopt.backends.certificates import VerifierCheck
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
@@ -130,7 +132,7 @@ def no_verifier_note(choice: VerifierChoice) -> str:
 class Verifier:
     """A prepared verifier: :meth:`confirm` checks one accepted answer (value f(ŵ)) for one η."""
 
-    def __init__(self, name: str, version: str, prepared: Any, backend: Any = None) -> None:
+    def __init__(self, name: str, version: str, prepared: Any, backend: Backend[Any] | None = None) -> None:
         self.name, self.version, self.prepared, self.backend = name, version, prepared, backend
 
     @classmethod
@@ -146,6 +148,7 @@ class Verifier:
     def confirm(self, problem: DiscreteProblem, eta: np.ndarray, value: float, alpha: float,
                 options: SolveOptions, retries: int) -> OracleResult:
         """A full solve on the same η; ``certified`` is the verdict (module docstring)."""
+        assert self.backend is not None  # set by start() for every verifier but the grouped one
         res = self.backend.solve(self.prepared, eta, options)
         for _ in range(retries):
             if res.status is not OracleStatus.ERROR:
@@ -164,12 +167,17 @@ def _better_point(problem: DiscreteProblem, w: np.ndarray | None, cut: float) ->
 
 
 def replace_verdict(res: OracleResult, *, cut: float, lower: float, better: bool, ok: bool) -> OracleResult:
-    """``res`` with the verifier's verdict as ``certified`` and the check in ``recheck``."""
+    """``res`` with the verifier's verdict as ``certified`` and a :class:`VerifierCheck` in ``recheck``.
+
+    The verdict replaces the verifier backend's own (a verifier is judged by its proof of
+    the threshold, not by whether it certified an argmin); its re-check of the point it
+    found is kept inside the VerifierCheck.
+    """
     from dataclasses import replace
 
-    recheck = {**(res.recheck or {}), "role": "verifier", "threshold": cut, "lower_bound": lower,
-               "found_better_point": better, "confirmed": ok}
-    return replace(res, recheck=recheck, certified=ok)
+    check = VerifierCheck(point=res.recheck, threshold=float(cut), lower_bound=float(lower),
+                          found_better_point=bool(better), confirmed=bool(ok))
+    return replace(res, recheck=check, certified=ok)
 
 
 class ScipGroupedVerifier(Verifier):
@@ -226,7 +234,7 @@ class ScipGroupedVerifier(Verifier):
         res = OracleResult(
             solution=None, status=status, solver_certified=ok, solve_time=time.perf_counter() - start,
             backend=self.name, backend_version=self.version, raw_status=raw,
-            limit="time" if status is OracleStatus.LIMIT else None,
+            limit=Limit.TIME if status is OracleStatus.LIMIT else None,
             dual_bound=cut if ok else math.nan,
             message=f"SCIP on the grouped decomposition: {solved} of {prog.points.shape[0]} point models solved",
         )

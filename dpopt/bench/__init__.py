@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "linear": "dpopt.bench.linear",
     "verify-cost": "dpopt.bench.verify_cost",
     "ledger-concurrency": "dpopt.bench.ledger_concurrency",
+    "data-parallel": "dpopt.bench.data_parallel",
 }
 
 

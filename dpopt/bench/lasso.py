@@ -139,7 +139,7 @@ def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwid
     """Time the fast and the straightforward path on one dataset."""
     n, p = X.shape
     nnz = int(X.nnz) if sp.issparse(X) else n * p
-    mech = PolytopeFrankWolfe(args.epsilon, args.delta, iterations=args.iters, ledger=Ledger())
+    mech = PolytopeFrankWolfe(args.epsilon, args.delta, steps=args.iters, ledger=Ledger())
     plan = mech._calibrate(L1BallScorer(p, 1.0), n, 4.0, 8.0, True)  # L₁ = 2(r + 1), Γ = 8 for r = 1
     scorer, scale = L1BallScorer(p, 1.0), plan.scale
     progress(f"[{case}] fast path: setup")

@@ -44,7 +44,13 @@ The big-M variants (``highs`` fast and naive, and ``cpsat``) are the baselines: 
 they run at n ∈ {500, 1000} only, with a 60 s cap (``--baseline-ns``,
 ``--baseline-time-limit``), since past n = 1000 they do not certify within minutes.
 
-Reported per (n, variant, backend): certified draws, median and maximum time to a
+Executors (issue 14): ``--executor processes|dask --workers 1,2`` runs the grouped oracle
+once per worker count — 1 worker is the sequential in-process search, more workers the
+parallel search of :mod:`dpopt.backends.grouped_parallel` on a local process pool or a Dask
+``LocalCluster`` of that many single-threaded workers (started once, warmed up, not timed) —
+and checks that every executor returns the same point for every draw.
+
+Reported per (n, variant, backend, executor): certified draws, median and maximum time to a
 certified optimum over draws — an uncertified draw (time limit, …) counts as
 ``--time-limit`` — and the worst relative gap (primal − dual)/max(1, |primal|) an
 uncertified draw left (∞ without an incumbent).  When both variants certify a
@@ -80,6 +86,7 @@ from dpopt.compile.mip_pyomo import (
 )
 from dpopt.datasets import load_adult
 from dpopt.errors import ModelError
+from dpopt.executors import Executor, resolve_executor, use_executor
 from dpopt.mechanisms.opdisc import OPDisc
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.domains import IntegerGrid
@@ -162,6 +169,8 @@ class Run:
     primal: float
     dual: float
     rel_gap: float  # (primal − dual)/max(1, |primal|); inf without an incumbent
+    executor: str = "inprocess×1"  # where the grouped oracle's point solves ran (kind×workers)
+    point: str = ""  # the returned integer point k (grouped oracle), to compare across executors
 
 
 def _rel_gap(res: OracleResult) -> float:
@@ -186,6 +195,26 @@ def draw_eta(seed: int, sigma: float, dim: int) -> np.ndarray:
     return np.asarray(gaussian_noise(rng, sigma, dim + 1), dtype=np.float64)
 
 
+def _executors(args: argparse.Namespace) -> list[tuple[str, Executor]]:
+    """(label, executor) per ``--workers`` count: 1 → sequential in-process, more → ``--executor``."""
+    out: list[tuple[str, Executor]] = []
+    for w in args.workers:
+        ex = resolve_executor("inprocess") if w == 1 else resolve_executor(args.executor, workers=w)
+        out.append((f"{ex.name}×{w}", ex))
+    return out
+
+
+def _where(backend: str, executors: list[tuple[str, Executor]]) -> list[tuple[str, Executor]]:
+    """The executors a backend is measured on: all for the grouped oracle, in-process for the baselines."""
+    return executors if backend == GROUPED else [("inprocess×1", resolve_executor("inprocess"))]
+
+
+def _point(res: OracleResult, step: float) -> str:
+    if res.solution is None:
+        return ""
+    return " ".join(str(int(v)) for v in np.rint(np.asarray(res.solution) / step))
+
+
 def _warm_up(backend: Any, naive: bool, options: SolveOptions) -> None:
     """Imports and first-call costs on a tiny instance (not timed)."""
     problem = adult_problem(60)
@@ -197,17 +226,28 @@ def _warm_up(backend: Any, naive: bool, options: SolveOptions) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
-
     backends = {name: registry.get(name) for name in args.backends}
     for b in backends.values():
         b.require()
     options = SolveOptions(time_limit=args.time_limit, threads=args.threads, seed=0)
     baseline_options = SolveOptions(time_limit=args.baseline_time_limit, threads=args.threads, seed=0)
-    for name, b in backends.items():
-        _warm_up(b, not args.no_naive and name == "highs", options)
+    executors = _executors(args) if GROUPED in backends else []
+    try:
+        for name, b in backends.items():
+            for _, ex in _where(name, executors):
+                with use_executor(ex):  # starts the workers and imports the solver in each (not timed)
+                    _warm_up(b, not args.no_naive and name == "highs", options)
+        return _measure(args, backends, options, baseline_options, executors)
+    finally:
+        for _, ex in executors:
+            ex.close()
+
+
+def _measure(args: argparse.Namespace, backends: dict[str, Any], options: SolveOptions,
+             baseline_options: SolveOptions, executors: list[tuple[str, Executor]]) -> int:
+    def progress(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
 
     runs: list[Run] = []
     info: dict[str, Any] = {}
@@ -228,12 +268,16 @@ def _run(args: argparse.Namespace) -> int:
             prog = getattr(prepared, "program", None)
             if prog is not None and hasattr(prog, "size"):
                 info[str(n)][f"model_{name}"] = prog.size.summary()
-            for i, eta in enumerate(counted(etas, f"n={n} {name}: draws")):
-                progress(f"[{NAME}] n={n} fast {name} draw {i + 1}/{args.draws}")
-                t0 = time.perf_counter()
-                res = b.solve(prepared, eta, call_options)
-                wall = time.perf_counter() - t0
-                runs.append(_record(n, "grouped" if name == GROUPED else "fast", name, i, res, wall, 0.0, limit))
+            for label, ex in _where(name, executors):
+                for i, eta in enumerate(counted(etas, f"n={n} {name} {label}: draws")):
+                    progress(f"[{NAME}] n={n} fast {name} {label} draw {i + 1}/{args.draws}")
+                    with use_executor(ex):
+                        t0 = time.perf_counter()
+                        res = b.solve(prepared, eta, call_options)
+                        wall = time.perf_counter() - t0
+                    run = _record(n, "grouped" if name == GROUPED else "fast", name, i, res, wall, 0.0, limit)
+                    run.executor, run.point = label, _point(res, problem.domain.step)
+                    runs.append(run)
             del prepared
             if args.no_naive or name != "highs":
                 continue
@@ -265,10 +309,10 @@ def _run(args: argparse.Namespace) -> int:
 def summarize(runs: list[Run], args: argparse.Namespace, info: dict[str, Any],
               versions: dict[str, str | None]) -> dict[str, Any]:
     rows = []
-    keys = sorted({(r.n, r.backend, r.variant) for r in runs},
-                  key=lambda k: (k[0], {"grouped": 0, "fast": 1}.get(k[2], 2), k[1]))
-    for n, backend, variant in keys:
-        group = [r for r in runs if (r.n, r.backend, r.variant) == (n, backend, variant)]
+    keys = sorted({(r.n, r.backend, r.variant, r.executor) for r in runs},
+                  key=lambda k: (k[0], {"grouped": 0, "fast": 1}.get(k[2], 2), k[1], k[3]))
+    for n, backend, variant, executor in keys:
+        group = [r for r in runs if (r.n, r.backend, r.variant, r.executor) == (n, backend, variant, executor)]
         times = [r.time_s for r in group]
         gaps = [r.rel_gap for r in group if not r.certified]
         rows.append({
@@ -276,7 +320,7 @@ def summarize(runs: list[Run], args: argparse.Namespace, info: dict[str, Any],
             "certified": sum(r.certified for r in group), "draws": len(group),
             "median_s": statistics.median(times), "max_s": max(times),
             "build_median_s": statistics.median(r.build_s for r in group),
-            "worst_gap": max(gaps) if gaps else None,
+            "worst_gap": max(gaps) if gaps else None, "executor": executor,
         })
     disagreements = []
     both = 0
@@ -288,13 +332,21 @@ def summarize(runs: list[Run], args: argparse.Namespace, info: dict[str, Any],
                     AGREE_TOLERANCE * max(1.0, abs(done[0].primal)):
                 disagreements.append({"n": n, "draw": draw,
                                       **{f"{r.variant}/{r.backend}": r.primal for r in done}})
+    different = []  # the grouped oracle's certified points must be identical across executors
+    for n in args.ns:
+        for draw in range(args.draws):
+            pts = {r.executor: r.point for r in runs
+                   if (r.n, r.draw, r.backend) == (n, draw, GROUPED) and r.certified}
+            if len(set(pts.values())) > 1:
+                different.append({"n": n, "draw": draw, **pts})
     return {
         "benchmark": NAME,
         "setup": {
             "data": "UCI Adult paper23, balanced train subsample load_adult('train', balanced=True, n, seed=0)",
             "domain": "IntegerGrid(1, -4, 4, l2_bound=sqrt(23))",
             "epsilon": EPSILON, "delta": "1/n^2", "draws": args.draws, "noise_seeds": f"0..{args.draws - 1}",
-            "time_limit": args.time_limit, "threads": args.threads,
+            "time_limit": args.time_limit, "threads": args.threads, "executor": args.executor,
+            "workers": args.workers,
             "baseline_ns": args.baseline_ns, "baseline_time_limit": args.baseline_time_limit,
             "backends": versions, "naive": not args.no_naive,
             "python": platform.python_version(), "machine": platform.machine(),
@@ -302,6 +354,7 @@ def summarize(runs: list[Run], args: argparse.Namespace, info: dict[str, Any],
         "per_n": info,
         "rows": rows,
         "agreement": {"both_certified": both, "disagreements": disagreements},
+        "executors": {"labels": sorted({r.executor for r in runs}), "different_points": different},
     }
 
 
@@ -343,10 +396,11 @@ def render(summary: dict[str, Any]) -> str:
         "  (primal − dual)/max(1, |primal|) an uncertified draw left ('-': all certified)",
         "",
     ]
-    headers = ["n", "variant", "backend", "certified", "median s", "max s", "worst gap", "build s (med)"]
+    headers = ["n", "variant", "backend", "certified", "median s", "max s", "worst gap", "build s (med)", "executor"]
     trows = [[str(r["n"]), r["variant"], r["backend"], f"{r['certified']}/{r['draws']}",
               _sec(r["median_s"]), _sec(r["max_s"]), _gap(r["worst_gap"]),
-              _sec(r["build_median_s"]) if r["variant"] == "naive" else "-"] for r in summary["rows"]]
+              _sec(r["build_median_s"]) if r["variant"] == "naive" else "-", r["executor"]]
+             for r in summary["rows"]]
     lines.append(_format_table(headers, trows) if trows else "(no runs)")
     lines += ["", "Per n (grouped, fast: prepare once, not in the times above):"]
     for n, inf in summary["per_n"].items():
@@ -363,6 +417,13 @@ def render(summary: dict[str, Any]) -> str:
     else:
         lines.append(f"\nEvery draw certified by more than one oracle has one optimal value "
                      f"({ag['both_certified']} cross-checks).")
+    ex = summary.get("executors", {"labels": [], "different_points": []})
+    if len(ex["labels"]) > 1:
+        if ex["different_points"]:
+            lines.append(f"WARNING: executors returned different points: {ex['different_points']}")
+        else:
+            lines.append(f"The grouped oracle returned the identical point on every certified draw with every "
+                         f"executor ({', '.join(ex['labels'])}).")
     return "\n".join(lines)
 
 
@@ -396,6 +457,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline-time-limit", type=float, default=DEFAULT_BASELINE_TIME_LIMIT,
                    help="seconds per oracle call for the baselines (default %(default)s)")
     p.add_argument("--threads", type=int, default=2, help="solver threads")
+    p.add_argument("--executor", choices=("inprocess", "processes", "dask"), default="inprocess",
+                   help="where the grouped oracle's point solves run for worker counts above 1 (default %(default)s)")
+    p.add_argument("--workers", type=int_list(1), default=[1],
+                   help="worker counts to measure the grouped oracle with, e.g. 1,2 (1 = sequential in-process)")
     p.add_argument("--no-naive", action="store_true", help="skip the naive formulation")
     p.add_argument("--out", type=Path, default=None, help="write runs.csv, summary.json, table.txt here")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -411,6 +476,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if args.draws < 1 or args.threads < 1:
         print("error: --draws and --threads must be at least 1", file=sys.stderr)
+        return 2
+    if min(args.workers) < 1 or (args.executor == "inprocess" and max(args.workers) > 1):
+        print("error: --workers must be positive; more than 1 worker needs --executor processes or dask",
+              file=sys.stderr)
         return 2
     if not all(math.isfinite(t) and t > 0 for t in (args.time_limit, args.baseline_time_limit)):
         print("error: --time-limit and --baseline-time-limit must be positive numbers of seconds", file=sys.stderr)

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from dpopt.bench.arguments import positive_float
+from dpopt.cli.argtypes import positive_float
 from dpopt.errors import LedgerError
 from dpopt.privacy.sqlite_ledger import SQLiteLedger, iso_time
 

@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import subprocess
@@ -89,6 +88,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
+from dpopt.cli.argtypes import positive_int, positive_seconds
 from dpopt.cli.model_script import (
     ScriptFailure,
     build_model,
@@ -128,28 +128,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer ≥ 1, got {text!r}")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,6 +182,15 @@ def _add_solve(sub: Any) -> None:
     solve.add_argument("--diagnostics", action="store_true",
                        help="also print the solvers' record and wall time to stderr (NOT private)")
     solve.add_argument("--threads", type=positive_int, default=None, help="solver threads (≥ 1)")
+    solve.add_argument("--executor", choices=("inprocess", "processes", "dask"), default=None,
+                       help="where parallel work runs: in this process (default), a local process pool, or "
+                            "Dask (a LocalCluster started for the run, or --scheduler); overrides the "
+                            "solver profile's executor")
+    solve.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="the Dask scheduler of an existing cluster, e.g. tcp://10.0.0.5:8786 "
+                            "(implies --executor dask)")
+    solve.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                       help="workers of the process pool or LocalCluster dpopt starts (default: the cores)")
     solve.add_argument("--json", type=Path, default=None, metavar="OUT",
                        help="write the run's record as JSON (its folder must exist)")
     solve.add_argument("--ledger", type=Path, default=None, metavar="FILE",
@@ -388,6 +375,7 @@ def _solve(args: argparse.Namespace) -> int:
     if args.json is not None:
         check_output_path(args.json)
     parse_set(args.set)  # malformed items fail here
+    _executor(args)  # --scheduler without dask fails here
     if args.solver.lower() != "auto":
         backend, _ = resolve(args.solver)  # unknown names, bad profiles and options fail here
         backend.require()
@@ -450,8 +438,10 @@ def _run(mechanism: Any, problem: Any, args: argparse.Namespace,
     before = len(mechanism.ledger.charges)
     start = time.perf_counter()
     try:
+        executor = _executor(args)  # passed only when asked for: a script's own Mechanism may not take it
+        extra = {} if executor is None else {"executor": executor}
         release = mechanism.run(problem, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
-                                threads=args.threads, keep_diagnostics=args.diagnostics)
+                                threads=args.threads, keep_diagnostics=args.diagnostics, **extra)
     except Exception as exc:
         if not _charged(mechanism, before):
             raise  # refused before the charge: nothing was spent
@@ -478,6 +468,21 @@ def _run(mechanism: Any, problem: Any, args: argparse.Namespace,
             f"was released{written})"
         ) from exc
     return release, time.perf_counter() - start
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """``--executor``/``--scheduler``/``--workers`` as a run's ``executor`` (None: the profile's or in-process).
+
+    Resolved inside the run, after its budget check and before its charge: an unreachable
+    scheduler costs nothing."""
+    if args.executor is None and args.scheduler is None and args.workers is None:
+        return None
+    from dpopt.backends.profiles import ExecutorSettings
+
+    name = args.executor or ("dask" if args.scheduler is not None else "processes")
+    if args.scheduler is not None and name != "dask":
+        raise CliUsageError(f"--scheduler needs --executor dask, got --executor {name}")
+    return ExecutorSettings(name, args.scheduler, args.workers)
 
 
 def _charged(mechanism: Any, before: int) -> bool:
@@ -599,11 +604,11 @@ EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("scikit-learn", "dpopt.sklearn estimators; diffprivlib's baselines (<1.8)", "pip install 'dpopt[sklearn]'"),
     ("joblib", "parallel audits (dpopt.testing, n_jobs > 1)", "pip install 'dpopt[test]'"),
     ("pyscipopt", "the 'scip' MIP backend (SCIP, bundled in its wheels)", "pip install 'dpopt[scip]'"),
+    ("distributed", "executor='dask' (--executor dask): Dask clusters", "pip install 'dpopt[dask]'"),
+    ("pyarrow", "Dask-backed datasets: Dataset.from_parquet", "pip install 'dpopt[dask]'"),
 )
 #: packages listed only when installed (dpopt does not use them yet)
-IF_PRESENT: tuple[tuple[str, str], ...] = (
-    ("dask", "not used by dpopt"),
-)
+IF_PRESENT: tuple[tuple[str, str], ...] = ()
 
 
 def _extras() -> list[list[str]]:

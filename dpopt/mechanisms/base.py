@@ -24,16 +24,27 @@ import numpy as np
 from scipy.special import gammaln
 
 from dpopt.backends.base import Backend
+from dpopt.backends.certificates import ConvexCheck
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import MechanismError, UncertifiedOracleError
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.params import (
+    Instance,
+    Integral,
+    Interval,
+    Options,
+    Real,
+    arguments,
+    validate_params,
+)
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
 from dpopt.modeling.apg import fallback_supported, plan_fallback, solve_with_proof
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import certify
-from dpopt.privacy.calibration import check_epsilon_delta, gaussian_sigma
+from dpopt.privacy.calibration import gaussian_sigma
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 
@@ -50,13 +61,19 @@ def default_ledger() -> Ledger:
     return _DEFAULT_LEDGER
 
 
-def positive_setting(value: object, name: str) -> float:
-    """A mechanism setting that must be a finite number > 0 (bools refused), as a float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.floating)) or not (
-        math.isfinite(value) and value > 0
-    ):
-        raise MechanismError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+#: the ``noise`` setting of the mechanisms that choose between Gaussian and ℓ2-Laplace noise
+NOISE_LAWS = Options(("auto", "gaussian", "l2-laplace"))
+#: the ``on_uncertified`` setting of the mechanisms with a certified oracle
+ON_UNCERTIFIED = Options(("raise", "release-unsafe"))
+#: the ``steps`` setting (T, the number of iterations) of every iterative mechanism; None: a default T
+STEPS = [Interval(Integral, 1, None, closed="left", why="T ≤ 0 runs nothing"), None]
+
+
+def check_noise_law(noise: NoiseChoice, delta: float) -> NoiseChoice:
+    """The validated ``noise`` setting: Gaussian noise needs δ > 0 (a check across two settings)."""
+    if noise == "gaussian" and delta == 0:
+        raise MechanismError("Gaussian noise needs delta > 0; use noise='l2-laplace' for pure ε-DP")
+    return noise
 
 
 def refuse_unused_solver(mechanism: Any, solver: object, time_limit: float | None, why: str) -> None:
@@ -138,16 +155,14 @@ class Mechanism(ABC):
         δ ∈ [0, 1).
     ledger : Ledger, optional
         Where the release is charged (default: :func:`default_ledger`).
-    tolerance : float
-        Largest allowed distance ‖θ̂ − θ*‖₂ between the released pre-noise point and
-        the exact optimum of the perturbed problem, proven by dpopt's certificate;
-        the mechanism's analysis accounts for it.  A solve that cannot prove it fails closed.
-    noise : {"auto", "gaussian", "l2-laplace"}
-        The noise law: ``"auto"`` takes ℓ2-Laplace for δ = 0 and, for δ > 0, whichever of
-        Gaussian and ℓ2-Laplace has the smaller expected norm.
-    on_uncertified : {"raise", "release-unsafe"}
-        ``"raise"`` (default) releases nothing when a solve is not certified;
-        ``"release-unsafe"`` returns the point with ``private=False`` (experiments only).
+
+    Notes
+    -----
+    Every class declares its ``__init__`` settings in ``_parameter_constraints``
+    (:mod:`dpopt.mechanisms.params`, after scikit-learn), extended by subclasses as
+    ``{**Base._parameter_constraints, ...}``; ``__init__`` checks them first, so a wrong
+    setting raises :class:`~dpopt.mechanisms.params.InvalidParameterError` (a
+    ``MechanismError``) before anything can be charged.
     """
 
     name: ClassVar[str] = "mechanism"
@@ -155,6 +170,12 @@ class Mechanism(ABC):
     #: whether ``run`` can call a solver backend; False: ``solver`` is accepted for the common
     #: interface and ignored, so front ends (``dpopt solve --solver``) refuse an explicit one
     uses_solver: ClassVar[bool] = True
+    #: the allowed values of every keyword of ``__init__`` (:func:`dpopt.mechanisms.params.validate_params`)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "ledger": [Instance(Ledger, what="a dpopt Ledger"), None],
+    }
 
     def calls_solver(self, problem: Any) -> bool:
         """Whether ``run(problem)`` can call a solver backend (public: the problem's structure).
@@ -165,29 +186,20 @@ class Mechanism(ABC):
         """
         return self.uses_solver
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
-                 tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
-                 noise: NoiseChoice = "auto") -> None:
-        self.epsilon, self.delta = check_epsilon_delta(epsilon, delta)
-        if noise not in ("auto", "gaussian", "l2-laplace"):
-            raise MechanismError("noise must be 'auto', 'gaussian' or 'l2-laplace'")
-        if noise == "gaussian" and self.delta == 0:
-            raise MechanismError("Gaussian noise needs delta > 0; use noise='l2-laplace' for pure ε-DP")
-        self.noise: NoiseChoice = noise
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
-            math.isfinite(tolerance) and tolerance > 0
-        ):
-            raise MechanismError(f"tolerance must be a positive number, got {tolerance!r}")
-        if on_uncertified not in ("raise", "release-unsafe"):
-            raise MechanismError("on_uncertified must be 'raise' or 'release-unsafe'")
-        self.tolerance = float(tolerance)
+    def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
+        self.epsilon, self.delta = float(epsilon), float(delta)
         self.ledger = ledger if ledger is not None else _DEFAULT_LEDGER
-        self.on_uncertified = on_uncertified
+
+    def _validate(self, values: dict[str, object]) -> None:
+        """Check ``__init__`` settings against the class's ``_parameter_constraints`` (nothing charged yet)."""
+        validate_params(self.name, type(self)._parameter_constraints, values)
 
     @abstractmethod
     def run(self, problem: Any, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run the mechanism once and return a release."""
 
     def _uncertified(self, reason: str, results: tuple[OracleResult, ...]) -> UncertifiedOracleError:
@@ -210,7 +222,39 @@ class Mechanism(ABC):
 
 
 class ConvexMechanism(Mechanism):
-    """A mechanism that perturbs a convex :class:`Problem` and certifies one solve."""
+    """A mechanism that perturbs a convex :class:`Problem` and certifies one solve.
+
+    Parameters
+    ----------
+    epsilon, delta, ledger :
+        As in :class:`Mechanism`.
+    tolerance : float
+        Largest allowed distance ‖θ̂ − θ*‖₂ between the released pre-noise point and
+        the exact optimum of the perturbed problem, proven by dpopt's certificate;
+        the mechanism's analysis accounts for it.  A solve that cannot prove it fails closed.
+    on_uncertified : {"raise", "release-unsafe"}
+        ``"raise"`` (default) releases nothing when a solve is not certified;
+        ``"release-unsafe"`` returns the point with ``private=False`` (experiments only).
+    noise : {"auto", "gaussian", "l2-laplace"}
+        The noise law: ``"auto"`` takes ℓ2-Laplace for δ = 0 and, for δ > 0, whichever of
+        Gaussian and ℓ2-Laplace has the smaller expected norm.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "tolerance": [Interval(Real, 0, None, closed="neither")],
+        "on_uncertified": [ON_UNCERTIFIED],
+        "noise": [NOISE_LAWS],
+    }
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
+                 tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
+                 noise: NoiseChoice = "auto") -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        self.noise: NoiseChoice = check_noise_law(noise, self.delta)
+        self.tolerance = float(tolerance)
+        self.on_uncertified: OnUncertified = on_uncertified
 
     @abstractmethod
     def plan(self, problem: Problem) -> Plan:
@@ -218,7 +262,8 @@ class ConvexMechanism(Mechanism):
 
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run the mechanism once and return a release.
 
         Parameters
@@ -237,6 +282,10 @@ class ConvexMechanism(Mechanism):
             Solver threads.
         keep_diagnostics : bool
             Keep the solver's record (not private) in ``release.diagnostics``.
+        executor : str, Executor or dask Client, optional
+            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
+            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
+            profile's ``executor`` key, else in-process.  Never part of the release.
 
         Raises
         ------
@@ -284,7 +333,8 @@ class ConvexMechanism(Mechanism):
                            results=(result,), details=details)
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=problem.feature_names)
 
     @staticmethod
     def _finish(plan: Plan, problem: Problem, theta: np.ndarray) -> np.ndarray:
@@ -299,11 +349,10 @@ class ConvexMechanism(Mechanism):
         assert t.perturbation is not None
         perturbed = t.with_perturbation(t.perturbation.with_noise(b))
         if result.solution is None:
-            return result.with_recheck({"tolerance": plan.tolerance, "reason": "no solution"}, False), np.zeros(t.dim)
+            return result.with_recheck(ConvexCheck(tolerance=plan.tolerance, reason="no solution"), False), np.zeros(t.dim)
         cert = certify(perturbed, result.solution)
-        accepted = bool(cert.distance_bound <= plan.tolerance)
-        recheck = dict(cert.to_dict(), tolerance=plan.tolerance)
-        return result.with_recheck(recheck, accepted), cert.point
+        check = ConvexCheck.from_certificate(cert, plan.tolerance)
+        return result.with_recheck(check, check.within_tolerance), cert.point
 
 
 def _acceptance(tolerance: float, has_fallback: bool) -> str:

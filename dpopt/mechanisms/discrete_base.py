@@ -62,15 +62,19 @@ import numpy as np
 
 from dpopt.backends.auto_discrete import choose_discrete
 from dpopt.backends.base import Backend
+from dpopt.backends.certificates import GridCheck
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.backends.verify import Verifier, VerifierChoice, choose_verifier, no_verifier_note
 from dpopt.backends.verify import acceptance as verifier_acceptance
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import ON_UNCERTIFIED, Mechanism, OnUncertified
+from dpopt.mechanisms.params import Boolean, Interval, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind
+from dpopt.privacy.ledger import Ledger
 
 Solver = str | Path | SolverProfile | Backend
 
@@ -107,11 +111,8 @@ class OracleSession:
         return self.options.time_limit is not None or self.options.max_iterations is not None
 
 
-def check_alpha(alpha: object) -> float:
-    """α ≥ 0, finite (MechanismError otherwise)."""
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (math.isfinite(alpha) and alpha >= 0):
-        raise MechanismError(f"alpha must be a finite number ≥ 0, got {alpha!r}")
-    return float(alpha)
+#: the ``alpha`` setting: the accepted additive suboptimality of an oracle answer (loss units)
+ALPHA = Interval(Real, 0, None, closed="left")
 
 
 class DiscreteMechanism(Mechanism):
@@ -126,12 +127,20 @@ class DiscreteMechanism(Mechanism):
     alpha: float = 0.0
     verify: bool = True
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, verify: bool = True, **kwargs: Any) -> None:
-        """``verify``: cross-check every accepted answer with an independent backend (module docstring)."""
-        super().__init__(epsilon, delta, **kwargs)
-        if not isinstance(verify, bool):
-            raise MechanismError(f"verify must be True or False, got {verify!r}")
-        self.verify = verify
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "on_uncertified": [ON_UNCERTIFIED],
+        "verify": [Boolean()],
+    }
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
+                 on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
+        """``on_uncertified`` as in :class:`~dpopt.mechanisms.base.ConvexMechanism`; ``verify``: cross-check
+        every accepted answer with an independent backend (module docstring)."""
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        self.on_uncertified: OnUncertified = on_uncertified
+        self.verify = bool(verify)
 
     def _template(self, problem: object) -> DiscreteProblem:
         """The problem with this mechanism's perturbation kind, or MechanismError."""
@@ -179,7 +188,8 @@ class DiscreteMechanism(Mechanism):
 
     def _execute(self, session: OracleSession, draw: Callable[[np.random.Generator], Iterable[np.ndarray]],
                  finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray], *,
-                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool) -> Release:
+                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool,
+                 executor: ExecutorSpec = None, solver: Solver = "auto") -> Release:
         """The pipeline for a discrete mechanism: charge, compile, solve every η, release.
 
         Parameters
@@ -190,6 +200,8 @@ class DiscreteMechanism(Mechanism):
             ``draw(rng)`` → the noise vectors, one per oracle call (drawn lazily).
         finish : callable
             ``finish(rng, results)`` → the released vector from the accepted results.
+        executor, solver
+            The run's arguments (:func:`~dpopt.mechanisms.pipeline.run_private`).
         """
         call = OracleCall(session.backend.name, session.version, "oracle", self._acceptance())
         notes: tuple[str, ...] = (LIMIT_NOTE,) if session.limited else ()
@@ -226,6 +238,7 @@ class DiscreteMechanism(Mechanism):
 
         return run_private(self, work, problem=session.template.summary(), parameters=parameters,
                            seed=seed, keep_diagnostics=keep_diagnostics, notes=notes,
+                           executor=executor, solver=solver,
                            feature_names=session.template.loss.data.feature_names)
 
     def _verifier_call(self, session: OracleSession) -> OracleCall | None:
@@ -271,8 +284,12 @@ class DiscreteMechanism(Mechanism):
             gap = problem.objective(w) - res.dual_bound
         alpha_ok = self.alpha > 0 and math.isfinite(gap) and gap <= self.alpha
         ok = bool(on_grid and (res.certified or alpha_ok))
-        recheck = {**(res.recheck or {}), "on_grid": bool(on_grid), "proven_gap": gap, "accepted": ok}
-        return replace(res, recheck=recheck, certified=ok)
+        # the backend's own GridCheck (DiscreteCheck, CpSatCheck) gains the verdict; else a bare one.
+        # ``replace`` rather than ``with_recheck``: a proven α-optimal answer is accepted although
+        # the solver did not certify an exact argmin (NRVW19: the noise accounts for α)
+        base = res.recheck if isinstance(res.recheck, GridCheck) else GridCheck(on_grid=bool(on_grid))
+        check = replace(base, on_grid=bool(on_grid), proven_gap=float(gap), accepted=ok)
+        return replace(res, recheck=check, certified=ok)
 
     def _not_accepted(self, session: OracleSession, call: OracleCall, results: list[OracleResult],
                       rng: np.random.Generator,
@@ -285,7 +302,7 @@ class DiscreteMechanism(Mechanism):
             reason = (f"the independent verifier ({checks[-1].backend}) did not confirm the oracle's answer "
                       f"({session.backend.name})")
         elif last.status is OracleStatus.LIMIT:
-            reason = f"the oracle ({session.backend.name}) stopped on the {last.limit or 'time'} limit you set"
+            reason = f"the oracle ({session.backend.name}) stopped on the {(last.limit or Limit.TIME).value} limit you set"
         else:
             reason = (f"the oracle ({session.backend.name}) did not prove its answer "
                       f"(status {last.status.value}, after {CRASH_RETRIES} retries of a crash)")

@@ -65,7 +65,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg as sla
@@ -73,7 +73,17 @@ import scipy.linalg as sla
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError, ModelError
-from dpopt.mechanisms.base import Mechanism, NoiseChoice, NoiseSpec, refuse_unused_solver
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import (
+    NOISE_LAWS,
+    STEPS,
+    Mechanism,
+    NoiseChoice,
+    NoiseSpec,
+    check_noise_law,
+    refuse_unused_solver,
+)
+from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments, renamed_setting
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
@@ -88,6 +98,7 @@ from dpopt.modeling.submodular import (
     vertex_blocks,
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
 from dpopt.privacy.sampling import gumbel_noise, laplace_noise
 from dpopt.progress import counted
@@ -328,9 +339,10 @@ class DualFrankWolfe(Mechanism):
     ----------
     epsilon, delta : float
         Target guarantee under replace-one neighbours (δ = 0: pure ε-DP).
-    iterations : int, optional
+    steps : int, optional
         T (default: ``⌈(C ε_sel / (Δ log|S|))^{2/3}⌉`` clamped to [1, 500] with
         the curvature ``C = diam₂(K)²/Λ``, the FW/noise trade-off of Thm. 4).
+        ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"gumbel", "laplace"}
         Exponential mechanism (Gumbel noisy argmin; needed for block
         decompositions) or Laplace report-noisy-max (enumerated lists only).
@@ -348,6 +360,8 @@ class DualFrankWolfe(Mechanism):
         Law of the recovery noise.
     ledger : Ledger, optional
         Charged once per run with (ε, δ).
+    iterations : int, optional
+        Deprecated alias of ``steps``.
 
     Notes
     -----
@@ -358,24 +372,31 @@ class DualFrankWolfe(Mechanism):
     uses_solver = False  # inner solves are closed form or Newton
     theorem = "KD19 Alg. 2 / Eq. (13), corrected: Δ = lam·R₂·2L/(nΛ), noisy-max 2Δ/ε₀, private recovery"
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, iterations: int | None = None,
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "steps": STEPS,
+        "selection": [Options(("gumbel", "laplace"))],
+        "step": [Options(("standard", "paper"))],
+        "release": [Options(("primal", "dual"))],
+        "recovery_share": [Interval(Real, 0, 1, closed="neither")],
+        "inner_tolerance": [Interval(Real, 0, 1, closed="neither")],
+        "max_vertices": [Interval(Integral, 1, None, closed="left")],
+        "noise": [NOISE_LAWS],
+        "iterations": STEPS,
+    }
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, steps: int | None = None,
                  selection: str = "gumbel", step: str = "standard", release: str = "primal",
                  recovery_share: float = 0.5, inner_tolerance: float = 1e-9, max_vertices: int = 100_000,
-                 noise: NoiseChoice = "auto", **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, noise=noise, **kwargs)
-        if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int)
-                                       or iterations < 1):
-            raise MechanismError(f"iterations must be a positive integer, got {iterations!r}")
-        for value, nm, allowed in ((selection, "selection", ("gumbel", "laplace")),
-                                   (step, "step", ("standard", "paper")), (release, "release", ("primal", "dual"))):
-            if value not in allowed:
-                raise MechanismError(f"{nm} must be one of {allowed}, got {value!r}")
-        if not (isinstance(recovery_share, float) and 0.0 < recovery_share < 1.0):
-            raise MechanismError("recovery_share must be a float in (0, 1)")
-        if not (isinstance(inner_tolerance, float) and 0.0 < inner_tolerance < 1.0):
-            raise MechanismError("inner_tolerance must be a float in (0, 1)")
-        self.iterations, self.selection, self.step, self.release = iterations, selection, step, release
-        self.recovery_share, self.inner_tolerance, self.max_vertices = recovery_share, inner_tolerance, max_vertices
+                 noise: NoiseChoice = "auto", ledger: Ledger | None = None, iterations: int | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
+        self.noise: NoiseChoice = check_noise_law(noise, self.delta)
+        self.steps = None if steps is None else int(steps)
+        self.selection, self.step, self.release = selection, step, release
+        self.recovery_share, self.inner_tolerance = float(recovery_share), float(inner_tolerance)
+        self.max_vertices = int(max_vertices)
 
     # -- calibration -------------------------------------------------------------
     def selection_scale(self, sensitivity: float, budget: NoisyMaxBudget) -> float:
@@ -413,7 +434,7 @@ class DualFrankWolfe(Mechanism):
         r2 = polyhedron_l2_radius(norm.F)
         delta_score = norm.lam * r2 * d_theta
         eps_sel, dlt_sel, eps_rec, dlt_rec = self._split()
-        steps = self.iterations or self._default_steps(norm.lam * r2, problem.l2_weight, eps_sel, delta_score,
+        steps = self.steps or self._default_steps(norm.lam * r2, problem.l2_weight, eps_sel, delta_score,
                                                        space.log_candidates)
         budget = noisy_max_budget(eps_sel, dlt_sel, steps, self.selection)
         scale = self.selection_scale(delta_score, budget)
@@ -449,7 +470,8 @@ class DualFrankWolfe(Mechanism):
         return lambda shape: -gumbel_noise(rng, scale, shape)
 
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run Alg. 2 once and return the release.
 
         The inner solves are closed form (squared) or Newton (logistic): ``solver`` must stay
@@ -474,4 +496,5 @@ class DualFrankWolfe(Mechanism):
 
         return run_private(self, work, problem=problem.summary(),
                            parameters=dict(plan.parameters, omega_weight=norm.lam), seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=problem.feature_names)

@@ -83,7 +83,7 @@ Corrections to the paper (and why)
    and the paper mode is checked against that exact requirement (σ is raised
    to it, and the release says so, should the formula ever fall short).
 6. *Iteration count.*  The paper loops over t = 1..T−1 and calibrates for T;
-   here ``iterations`` is both the number of noisy steps and the count the
+   here ``steps`` is both the number of noisy steps and the count the
    noise is calibrated for.  Its default is the paper's
    ``T = Γ^{2/3}(nε)^{2/3}/(L₁‖C‖₁)^{2/3}`` (Thm. 5.5; with L₂ G_C in place of
    L₁‖C‖₁ for Thm. B.2), with the curvature Γ bounded from declared bounds
@@ -116,8 +116,10 @@ from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile, merge_options
 from dpopt.backends.result import OracleStatus, SolveOptions
 from dpopt.errors import DataError, MechanismError, ModelError
-from dpopt.mechanisms.base import Mechanism, refuse_unused_solver
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import STEPS, Mechanism, refuse_unused_solver
 from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments, renamed_setting
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.clipping import ClippedGradient
@@ -125,6 +127,7 @@ from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.sets import ConstraintSet, L1Ball, Simplex
 from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget, resolve_selection
 from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, laplace_noise
 from dpopt.progress import counted
@@ -150,20 +153,8 @@ def step_size(t: int, steps: int, rule: str = "standard") -> float:
     return 2.0 / (t + 2.0) if rule == "standard" else 1.0 / (steps + 2.0)
 
 
-def _check_iterations(iterations: object) -> int | None:
-    if iterations is None:
-        return None
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
-        raise MechanismError(f"iterations must be a positive integer or None, got {type(iterations).__name__}")
-    if iterations <= 0:
-        raise MechanismError(f"iterations T must be at least 1 (T ≤ 0 runs nothing), got {int(iterations)}")
-    return int(iterations)
-
-
-def _check_choice(value: object, name: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise MechanismError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-    return str(value)
+#: the ``step`` setting: μ_t = 2/(t+2) (Jaggi 2013) or the paper's constant 1/(T+2)
+STEP_RULES = Options(("standard", "paper"))
 
 
 def _check_problem(problem: object, name: str) -> Problem:
@@ -201,7 +192,7 @@ def _paper_iterations(curvature: float, n: int, epsilon: float, scale: float, wh
     """``T = Γ^{2/3}(nε)^{2/3}/scale^{2/3}`` rounded up (TTZ14 Thm. 5.5 / B.2)."""
     if not (math.isfinite(curvature) and curvature > 0 and scale > 0):
         raise MechanismError(
-            f"cannot choose the paper's T without a finite curvature bound and {what}; pass iterations=T"
+            f"cannot choose the paper's T without a finite curvature bound and {what}; pass steps=T"
         )
     return max(1, math.ceil((curvature * n * epsilon / scale) ** (2.0 / 3.0)))
 
@@ -406,9 +397,9 @@ class PolytopeFrankWolfe(Mechanism):
     ----------
     epsilon, delta : float
         Target guarantee under replace-one neighbours (δ = 0: pure ε-DP, ε₀ = ε/T).
-    iterations : int, optional
+    steps : int, optional
         T, the number of noisy selections (default: the paper's T of Thm. 5.5
-        from declared bounds).
+        from declared bounds).  ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"auto", "laplace", "gumbel"}
         Laplace report-noisy-max (scale 2Δ/ε₀) or the exponential mechanism
         (Gumbel noisy-max, scale 2Δ/ε₀); see the module notes for their compositions.
@@ -422,6 +413,8 @@ class PolytopeFrankWolfe(Mechanism):
         Largest vertex list the generic path enumerates.
     ledger : Ledger, optional
         Charged once per run with (ε, δ).
+    iterations : int, optional
+        Deprecated alias of ``steps``.
 
     Notes
     -----
@@ -436,20 +429,28 @@ class PolytopeFrankWolfe(Mechanism):
     uses_solver = False  # the LMO over a vertex list is a noisy argmin
     theorem = "TTZ14 Alg. 4 / Thm. 5.4, corrected scale 2Δ/ε₀ with Δ = 2L₁‖C‖₁/n"
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, iterations: int | None = None,
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "steps": STEPS,
+        "selection": [Options(("auto", "laplace", "gumbel"))],
+        "step": [STEP_RULES],
+        "fast": [Options(("auto", True, False))],
+        "max_vertices": [Interval(Integral, 1, None, closed="left")],
+        "iterations": STEPS,
+    }
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, steps: int | None = None,
                  selection: str = "auto", step: str = "standard", fast: bool | str = "auto",
-                 max_vertices: int = 100_000, **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, **kwargs)
-        self.iterations = _check_iterations(iterations)
-        self.selection = resolve_selection(_check_choice(selection, "selection", ("auto", "laplace", "gumbel")),
-                                           self.delta)
-        self.step = _check_choice(step, "step", ("standard", "paper"))
-        if fast not in ("auto", True, False):
-            raise MechanismError(f"fast must be 'auto', True or False, got {fast!r}")
+                 max_vertices: int = 100_000, ledger: Ledger | None = None,
+                 iterations: int | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
+        self.steps = None if steps is None else int(steps)
+        self.selection = resolve_selection(selection, self.delta)
+        self.step = step
         self.fast = fast
-        if isinstance(max_vertices, bool) or not isinstance(max_vertices, int) or max_vertices < 1:
-            raise MechanismError(f"max_vertices must be a positive integer, got {max_vertices!r}")
-        self.max_vertices = max_vertices
+        self.max_vertices = int(max_vertices)
 
     # -- calibration ----------------------------------------------------------
     def selection_scale(self, sensitivity: float, budget: NoisyMaxBudget) -> float:
@@ -464,7 +465,7 @@ class PolytopeFrankWolfe(Mechanism):
                 "finite here; bound the domain with a constraint set and declare x_bound/y_bound"
             )
         l1r = scorer.l1_radius
-        steps = self.iterations or _paper_iterations(curvature, n, self.epsilon, lipschitz_l1 * l1r,
+        steps = self.steps or _paper_iterations(curvature, n, self.epsilon, lipschitz_l1 * l1r,
                                                      "a positive ℓ1-Lipschitz constant")
         budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
         sensitivity = 2.0 * lipschitz_l1 * l1r / n
@@ -489,9 +490,13 @@ class PolytopeFrankWolfe(Mechanism):
         lasso = isinstance(problem.loss, SquaredLoss) and isinstance(scorer, L1BallScorer)
         if self.fast is True and not lasso:
             raise MechanismError("fast=True needs a SquaredLoss over an L1Ball (the LASSO); use fast='auto'")
+        distributed = bool(getattr(problem.loss.data, "is_distributed", False))
+        if self.fast is True and distributed:  # the incremental gradient holds X in memory
+            raise MechanismError("fast=True needs the data in memory; on a Dask-backed dataset use fast='auto' "
+                                 "(the per-partition clipped gradient)")
         lip = problem.loss_constants().lipschitz_l1
         return self._calibrate(scorer, problem.n, lip, _curvature_bound(problem),
-                               lasso and self.fast is not False)
+                               lasso and self.fast is not False and not distributed)
 
     # -- running --------------------------------------------------------------
     def _draw(self, rng: np.random.Generator, scale: float) -> Callable[[int], np.ndarray]:
@@ -500,7 +505,8 @@ class PolytopeFrankWolfe(Mechanism):
         return lambda k: -gumbel_noise(rng, scale, k)
 
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run Alg. 4 once on ``problem`` and return the release.
 
         No solver is called (the LMO over a vertex list is a noisy argmin): an explicit
@@ -525,7 +531,8 @@ class PolytopeFrankWolfe(Mechanism):
             return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
 
         return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=problem.feature_names)
 
     def run_lasso(self, X: Any, y: np.ndarray, *, radius: float, x_bound: float = 1.0, y_bound: float = 1.0,
                   lam: float = 0.0, seed: int | None = None, fast: bool = True) -> Release:
@@ -651,9 +658,9 @@ class GaussianFrankWolfe(Mechanism):
     ----------
     epsilon, delta : float
         Target guarantee under replace-one neighbours; δ > 0 is required.
-    iterations : int, optional
+    steps : int, optional
         T, the number of noisy gradients (default: the paper's T of Thm. B.2,
-        with the Gaussian width of C).
+        with the Gaussian width of C).  ``iterations=`` is its deprecated alias (FutureWarning).
     calibration : {"accountant", "paper"}
         σ from a privacy accountant (tight) or the paper's formula.
     accountant : {"analytic", "rdp", "pld"}
@@ -664,6 +671,8 @@ class GaussianFrankWolfe(Mechanism):
         μ_t = 2/(t+2) (default) or the paper's constant 1/(T+2).
     ledger : Ledger, optional
         Charged once per run with (ε, δ).
+    iterations : int, optional
+        Deprecated alias of ``steps``.
 
     Notes
     -----
@@ -681,17 +690,28 @@ class GaussianFrankWolfe(Mechanism):
     name = "GaussianFrankWolfe"
     theorem = "TTZ14 Alg. 5 / Thm. B.1, Gaussian gradients with Δ = 2L₂/n"
 
-    def __init__(self, epsilon: float, delta: float, *, iterations: int | None = None,
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither",
+                           why="GaussianFrankWolfe needs delta > 0 (Gaussian noise); use PolytopeFrankWolfe "
+                               "for pure ε-DP over a polytope")],
+        "steps": STEPS,
+        "calibration": [Options(("accountant", "paper"))],
+        "accountant": [Options(("analytic", "rdp", "pld"))],
+        "step": [STEP_RULES],
+        "iterations": STEPS,
+    }
+
+    def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
                  calibration: str = "accountant", accountant: str = "analytic", step: str = "standard",
-                 **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, **kwargs)
-        if self.delta == 0:
-            raise MechanismError("GaussianFrankWolfe needs delta > 0 (Gaussian noise); "
-                                 "use PolytopeFrankWolfe for pure ε-DP over a polytope")
-        self.iterations = _check_iterations(iterations)
-        self.calibration = _check_choice(calibration, "calibration", ("accountant", "paper"))
-        self.accountant = _check_choice(accountant, "accountant", ("analytic", "rdp", "pld"))
-        self.step = _check_choice(step, "step", ("standard", "paper"))
+                 ledger: Ledger | None = None, iterations: int | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
+        self.steps = None if steps is None else int(steps)
+        self.calibration = calibration
+        self.accountant = accountant
+        self.step = step
 
     def noise_sigma(self, lipschitz_l2: float, n: int, steps: int) -> tuple[float, dict[str, Any]]:
         """σ of the gradient noise and its record (the mutation tests override this)."""
@@ -718,7 +738,7 @@ class GaussianFrankWolfe(Mechanism):
                 f"{self.name} needs the loss's ℓ2-Lipschitz constant (sup ‖∇ℓ‖₂) over C, and it is not "
                 "finite here; bound the domain with a constraint set and declare x_bound/y_bound"
             )
-        steps = self.iterations
+        steps = self.steps
         if steps is None:
             width = c.gaussian_width().high
             steps = _paper_iterations(_curvature_bound(problem), problem.n, self.epsilon, lip * width,
@@ -738,7 +758,8 @@ class GaussianFrankWolfe(Mechanism):
         return bool(getattr(getattr(problem, "constraint", None), "lmo_is_lp", False))
 
     def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run Alg. 5 once on ``problem`` and return the release.
 
         ``solver`` (a name, a TOML profile or a Backend) solves an
@@ -770,7 +791,8 @@ class GaussianFrankWolfe(Mechanism):
                                                 plan.steps, draw, self.step), calls=calls)
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=problem.feature_names)
 
 
 def _backend_lmo(polytope: Any, backend: Backend, options: SolveOptions) -> Callable[[np.ndarray], np.ndarray]:

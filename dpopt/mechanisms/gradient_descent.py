@@ -72,26 +72,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
-from dpopt.errors import MechanismError, PrivacyParameterError
-from dpopt.mechanisms.base import Mechanism, positive_setting, refuse_unused_solver
+from dpopt.errors import MechanismError
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import STEPS, Mechanism, refuse_unused_solver
+from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.clipping import ClippedGradient
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import composite_prox, prox_supported
-from dpopt.privacy.accountant import (
-    check_sampling_rate,
-    check_steps,
-    gaussian_sigma_for_composition,
-    sampled_gaussian_multiplier,
-)
-from dpopt.privacy.calibration import check_epsilon_delta, gaussian_sigma_analytic
+from dpopt.privacy.accountant import gaussian_sigma_for_composition, sampled_gaussian_multiplier
+from dpopt.privacy.calibration import gaussian_sigma_analytic
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise
 from dpopt.progress import counted
 
@@ -146,18 +144,10 @@ def default_steps(radius: float, mu: float, n: int, step: float, clip: float, di
     return int(min(max(1, math.ceil(t)), max_steps))
 
 
-def _open_unit(value: object, what: str) -> float:
-    """A setting in the open interval (0, 1), or MechanismError."""
-    v = positive_setting(value, what)
-    if not v < 1.0:
-        raise MechanismError(f"{what} must be in (0, 1), got {value!r}")
-    return v
-
-
-def _check_output(output: object) -> Output:
-    if output not in ("last", "average"):
-        raise MechanismError(f"output must be 'last' or 'average', got {output!r}")
-    return output
+#: a setting in the open interval (0, 1)
+_OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
+#: a finite setting > 0
+_POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
 class _GradientMechanism(Mechanism):
@@ -166,30 +156,28 @@ class _GradientMechanism(Mechanism):
     uses_solver = False  # closed-form steps
     #: what ``clip=None`` means for this mechanism
     default_clip: Literal["adaptive", "lipschitz"] = "lipschitz"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither", why="Gaussian noise needs δ > 0")],
+        "steps": STEPS,
+        "learning_rate": [_POSITIVE, None],
+        "clip": [_POSITIVE, Options(("lipschitz", "adaptive")), None],
+        "output": [Options(("average", "last"))],
+        "max_steps": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
                  learning_rate: float | None = None, clip: Clip = None, output: Output = "average",
-                 max_steps: int = DEFAULT_MAX_STEPS, **kwargs: Any) -> None:
-        try:
-            check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
-            self.steps = None if steps is None else check_steps(steps)
-            self.max_steps = check_steps(max_steps, "max_steps")
-        except PrivacyParameterError as exc:
-            raise MechanismError(f"{type(self).__name__}: {exc} (Gaussian noise needs δ > 0)") from None
-        super().__init__(epsilon, delta, **kwargs)
-        self.learning_rate = None if learning_rate is None else positive_setting(learning_rate, "learning_rate")
-        self.adaptive, self.clip = self._check_clip(self.default_clip if clip is None else clip)
-        self.output: Output = _check_output(output)
-
-    def _check_clip(self, clip: object) -> tuple[bool, float | None]:
-        """(adaptive?, fixed clip or None for C = L) from the ``clip`` setting."""
-        if clip == "lipschitz":
-            return False, None
-        if clip == "adaptive":
-            return True, None
-        if isinstance(clip, str):
-            raise MechanismError(f"clip must be a positive number, 'lipschitz' or 'adaptive', got {clip!r}")
-        return False, positive_setting(clip, "clip")
+                 max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        self.steps = None if steps is None else int(steps)
+        self.max_steps = int(max_steps)
+        self.learning_rate = None if learning_rate is None else float(learning_rate)
+        clip = self.default_clip if clip is None else clip
+        self.adaptive = clip == "adaptive"
+        self.clip = None if isinstance(clip, str) else float(clip)  # None: C = the declared Lipschitz constant
+        self.output: Output = output
 
     # -- public checks ----------------------------------------------------------------
     def _check_problem(self, problem: Problem) -> float:
@@ -264,7 +252,8 @@ class _GradientMechanism(Mechanism):
 
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run the T noisy steps once and release the last (or average) iterate.
 
         Parameters
@@ -279,6 +268,10 @@ class _GradientMechanism(Mechanism):
             For reproducible noise only; by default noise is seeded from OS entropy.
         keep_diagnostics : bool
             Accepted for the interface; the run has no solver record.
+        executor : str, Executor or dask Client, optional
+            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
+            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
+            profile's ``executor`` key, else in-process.  Never part of the release.
 
         Raises
         ------
@@ -292,7 +285,8 @@ class _GradientMechanism(Mechanism):
             return self._iterate(problem, plan, rng)
 
         return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=problem.feature_names)
 
     def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
                         rng: np.random.Generator) -> np.ndarray:
@@ -370,8 +364,8 @@ class DPGradientDescent(_GradientMechanism):
         Exact μ-GDP composition (default) or dp-accounting's PLD.
     max_steps : int
         Cap on the default T.
-    **kwargs
-        ``ledger`` as in :class:`Mechanism`.
+    ledger : Ledger, optional
+        As in :class:`~dpopt.mechanisms.base.Mechanism`.
 
     Examples
     --------
@@ -391,16 +385,25 @@ class DPGradientDescent(_GradientMechanism):
 
     default_clip = "adaptive"
 
-    def __init__(self, epsilon: float, delta: float, *, accountant: str = "analytic",
-                 clip_quantile: float = ADAPTIVE_QUANTILE, clip_rate: float = ADAPTIVE_RATE,
-                 clip_share: float = ADAPTIVE_SHARE, **kwargs: Any) -> None:
-        if accountant not in ("analytic", "pld"):
-            raise MechanismError(f"accountant must be 'analytic' or 'pld', got {accountant!r}")
-        super().__init__(epsilon, delta, **kwargs)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **_GradientMechanism._parameter_constraints,
+        "accountant": [Options(("analytic", "pld"))],
+        "clip_quantile": [_OPEN_UNIT],
+        "clip_rate": [_POSITIVE],
+        "clip_share": [_OPEN_UNIT],
+    }
+
+    def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
+                 learning_rate: float | None = None, clip: Clip = None, output: Output = "average",
+                 accountant: str = "analytic", clip_quantile: float = ADAPTIVE_QUANTILE,
+                 clip_rate: float = ADAPTIVE_RATE, clip_share: float = ADAPTIVE_SHARE,
+                 max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, steps=steps, learning_rate=learning_rate, clip=clip, output=output,
+                         max_steps=max_steps, ledger=ledger)
         self.accountant = accountant
-        self.clip_quantile = _open_unit(clip_quantile, "clip_quantile")
-        self.clip_rate = positive_setting(clip_rate, "clip_rate")
-        self.clip_share = _open_unit(clip_share, "clip_share")
+        self.clip_quantile, self.clip_rate = float(clip_quantile), float(clip_rate)
+        self.clip_share = float(clip_share)
 
     def plan(self, problem: Problem) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
@@ -442,20 +445,26 @@ class DPSGD(_GradientMechanism):
     clip : float or "lipschitz", default "lipschitz"
         A fixed per-example ℓ2 clip norm (default: the declared ℓ2 Lipschitz constant);
         ``"adaptive"`` is refused (module docstring).
-    **kwargs
-        ``ledger`` as in :class:`Mechanism`.
+    ledger : Ledger, optional
+        As in :class:`~dpopt.mechanisms.base.Mechanism`.
     """
 
     name = "DPSGD"
     theorem = "ACG+16 Alg. 1 with Poisson sampling; PLD accounting, replace-one (dp-accounting)"
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **_GradientMechanism._parameter_constraints,
+        "sampling_rate": [Interval(Real, 0, 1, closed="right"), None],
+    }
+
     def __init__(self, epsilon: float, delta: float, *, sampling_rate: float | None = None,
-                 **kwargs: Any) -> None:
-        try:
-            self.sampling_rate = None if sampling_rate is None else check_sampling_rate(sampling_rate)
-        except PrivacyParameterError as exc:
-            raise MechanismError(str(exc)) from None
-        super().__init__(epsilon, delta, **kwargs)
+                 steps: int | None = None, learning_rate: float | None = None, clip: Clip = None,
+                 output: Output = "average", max_steps: int = DEFAULT_MAX_STEPS,
+                 ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, steps=steps, learning_rate=learning_rate, clip=clip, output=output,
+                         max_steps=max_steps, ledger=ledger)
+        self.sampling_rate = None if sampling_rate is None else float(sampling_rate)
         if self.adaptive:
             raise MechanismError("DPSGD does not implement clip='adaptive' (the noisy count would need the "
                                  "subsampled accounting of Andrew et al. 2021); use DPGradientDescent or a "

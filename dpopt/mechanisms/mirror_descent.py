@@ -57,7 +57,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -66,16 +66,24 @@ from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism, positive_setting
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import STEPS, Mechanism
 from dpopt.mechanisms.bregman import ACCEPTANCE, BregmanProgram, bregman_step, compile_bregman_step
+from dpopt.mechanisms.params import Instance, Integral, Interval, Options, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import OracleCall, Release
 from dpopt.modeling.clipping import ClippedGradient, in_domain_ball
 from dpopt.modeling.losses import SquaredLoss
-from dpopt.modeling.potentials import MirrorGeometry, MirrorPoint, Potential, make_potential
+from dpopt.modeling.potentials import (
+    POTENTIALS,
+    MirrorGeometry,
+    MirrorPoint,
+    Potential,
+    make_potential,
+)
 from dpopt.modeling.problem import Problem
-from dpopt.privacy.accountant import check_steps, gaussian_sigma_for_composition, paper_sigma
-from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.accountant import gaussian_sigma_for_composition, paper_sigma
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise
 from dpopt.progress import counted
 
@@ -131,6 +139,8 @@ def gradient_oracle(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
     is used only while θ lies in the ball the constants were computed for
     (:func:`~dpopt.modeling.clipping.in_domain_ball`, which reads θ and public
     radii only): there no per-example gradient exceeds L and both paths agree.
+    The shortcut needs X in memory: a Dask-backed X (issue 14) always takes the clipped
+    path, reduced per partition on the cluster.
     """
     loss = problem.loss
     clipped = ClippedGradient(loss, norm=2, bound=problem.loss_constants().lipschitz_l2)
@@ -183,24 +193,26 @@ class PrivateMirrorDescent(Mechanism):
     name = "PrivateMirrorDescent"
     theorem = "TTZ14 Alg. 1, Thm 3.1 (privacy), Thm 3.2 / Cor. 3.6 (utility)"
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither", why="Gaussian noise needs δ > 0")],
+        "potential": [Options(("auto", *POTENTIALS)), Instance(Potential, what="a Potential")],
+        "steps": STEPS,
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "mode": [Options(("accountant", "paper"))],
+        "accountant": [Options(("analytic", "rdp", "pld"))],
+        "max_steps": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, epsilon: float, delta: float, *, potential: str | Potential = "auto",
                  steps: int | None = None, learning_rate: float | None = None,
                  mode: NoiseMode = "accountant", accountant: str = "analytic",
-                 max_steps: int = DEFAULT_MAX_STEPS, **kwargs: Any) -> None:
-        check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
-        super().__init__(epsilon, delta, **kwargs)
-        if mode not in ("paper", "accountant"):
-            raise MechanismError(f"mode must be 'paper' or 'accountant', got {mode!r}")
-        if accountant not in ("analytic", "rdp", "pld"):
-            raise MechanismError(f"accountant must be 'analytic', 'rdp' or 'pld', got {accountant!r}")
-        if steps is not None:
-            try:
-                steps = check_steps(steps)
-            except ValueError as exc:
-                raise MechanismError(str(exc)) from None
-        self.steps = steps
-        self.learning_rate = None if learning_rate is None else positive_setting(learning_rate, "learning_rate")
-        self.max_steps = check_steps(max_steps, "max_steps")
+                 max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        self.steps = None if steps is None else int(steps)
+        self.learning_rate = None if learning_rate is None else float(learning_rate)
+        self.max_steps = int(max_steps)
         self.potential = potential
         self.mode: NoiseMode = mode
         self.accountant = accountant
@@ -270,7 +282,8 @@ class PrivateMirrorDescent(Mechanism):
     # -- the run ------------------------------------------------------------------------
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run Alg. 1 once and return the averaged iterate.
 
         Parameters
@@ -290,6 +303,10 @@ class PrivateMirrorDescent(Mechanism):
             Unused (kept for the Mechanism interface).
         keep_diagnostics : bool
             Keep the compiled steps' solver counts (not private) in ``release.diagnostics``.
+        executor : str, Executor or dask Client, optional
+            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
+            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
+            profile's ``executor`` key, else in-process.  Never part of the release.
 
         Raises
         ------
@@ -324,7 +341,8 @@ class PrivateMirrorDescent(Mechanism):
             return Outcome(theta, calls=calls, details=counts)  # counts depend on the data: diagnostics only
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=problem.feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=problem.feature_names)
 
     def _iterate(self, problem: Problem, plan: MirrorPlan, rng: np.random.Generator,
                  program: BregmanProgram | None, backend: Backend | None, options: SolveOptions | None,

@@ -63,12 +63,23 @@ The split is ε_A = approx_share·ε, δ_A = approx_share·δ, and the rest goes
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import ConvexMechanism, NoiseSpec, Plan, choose, template_problem
+from dpopt.mechanisms.base import (
+    ConvexMechanism,
+    NoiseChoice,
+    NoiseSpec,
+    OnUncertified,
+    Plan,
+    choose,
+    template_problem,
+)
+from dpopt.mechanisms.params import Interval, Options, Real, Vector, arguments
 from dpopt.modeling.problem import Problem
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 
 #: the Gaussian-branch calibrations of :func:`gaussian_objective_sigma`
@@ -170,27 +181,30 @@ class ObjectivePerturbation(ConvexMechanism):
         (0, 1).  ``"auto"`` (default) takes the share minimizing the explicit excess-risk
         bound 2R·E‖β‖ + ζR²/2 (:func:`auto_split`) when the problem has a constraint set of
         ℓ2 radius R (or an L2Squared weight λ, R = L/λ), else 0.5 (TTZ14 Alg. 2's ε/2).
-    **kwargs
-        ``ledger``, ``tolerance``, ``on_uncertified`` as in :class:`Mechanism`.
+    ledger, tolerance, on_uncertified, noise :
+        As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
     """
 
     name = "ObjectivePerturbation"
     theorem = "TTZ14 Alg. 2 / KST12 Thm. 2, GLM rank-one Hessian"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **ConvexMechanism._parameter_constraints,
+        "approx_share": [Interval(Real, 0, 0.5, closed="neither")],
+        "theta0": [Vector(), None],
+        "calibration": [Options(CALIBRATIONS)],
+        "split": [Options(("auto",)), Interval(Real, 0, 1, closed="neither")],
+    }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, approx_share: float = 0.01,
                  theta0: np.ndarray | None = None, calibration: str = "chi2-profile",
-                 split: float | str = "auto", **kwargs: object) -> None:
-        super().__init__(epsilon, delta, **kwargs)  # type: ignore[arg-type]
-        if not (isinstance(approx_share, float) and 0.0 < approx_share < 0.5):
-            raise MechanismError("approx_share must be a float in (0, 0.5)")
-        if calibration not in CALIBRATIONS:
-            raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, "
-                                 f"got {calibration!r}")
-        if split != "auto" and not (isinstance(split, float) and 0.0 < split < 1.0):
-            raise MechanismError(f"split must be 'auto' or a float in (0, 1), got {split!r}")
-        self.split = split
+                 split: float | str = "auto", ledger: Ledger | None = None, tolerance: float = 1e-6,
+                 on_uncertified: OnUncertified = "raise", noise: NoiseChoice = "auto") -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger, tolerance=tolerance, on_uncertified=on_uncertified,
+                         noise=noise)
+        self.split = split if split == "auto" else float(split)
         self.calibration = calibration
-        self.approx_share = approx_share
+        self.approx_share = float(approx_share)
         self.theta0 = theta0
 
     def plan(self, problem: Problem) -> Plan:

@@ -67,15 +67,19 @@ oracle contract).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DEFAULT_ALPHA, DiscreteMechanism, Solver, check_alpha
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import OnUncertified
+from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, Solver
+from dpopt.mechanisms.params import Interval, Options, Real, arguments
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 from dpopt.privacy.sampling import gaussian_noise
 
@@ -134,23 +138,26 @@ class OPDisc(DiscreteMechanism):
     calibration : {"chi2-profile", "borell-tis"}
         How σ is computed from Δ (module docstring, item 3); reported in the release's
         ``parameters["calibration"]``.
-    **kwargs
-        ``ledger``, ``on_uncertified`` as in :class:`~dpopt.mechanisms.base.Mechanism`.
+    ledger, on_uncertified, verify :
+        As in :class:`~dpopt.mechanisms.discrete_base.DiscreteMechanism`.
     """
 
     name = "OPDisc"
     theorem = "NRVW19 Alg. 1 / Thm. 1, σ corrected (uniform bad set)"
     kind = "normalized"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **DiscreteMechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither", why="OPDisc needs delta > 0: its noise is Gaussian")],
+        "alpha": [ALPHA],
+        "calibration": [Options(CALIBRATIONS)],
+    }
 
     def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA,
-                 calibration: str = "chi2-profile", **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, **kwargs)
-        if self.delta == 0:
-            raise MechanismError("OPDisc needs delta > 0 (its noise is Gaussian)")
-        self.alpha = check_alpha(alpha)
-        if calibration not in CALIBRATIONS:
-            raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, "
-                                 f"got {calibration!r}")
+                 calibration: str = "chi2-profile", ledger: Ledger | None = None,
+                 on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger, on_uncertified=on_uncertified, verify=verify)
+        self.alpha = float(alpha)
         self.calibration = calibration
 
     def sigma(self, problem: DiscreteProblem) -> float:
@@ -160,7 +167,8 @@ class OPDisc(DiscreteMechanism):
                             self.epsilon, self.delta, alpha=self.alpha, calibration=self.calibration)
 
     def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Draw η, call the oracle once (to completion unless ``time_limit`` is set), release ŵ.
 
         Parameters
@@ -185,6 +193,10 @@ class OPDisc(DiscreteMechanism):
             Solver threads.
         keep_diagnostics : bool
             Keep the solver's record (not private) in ``release.diagnostics``.
+        executor : str, Executor or dask Client, optional
+            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
+            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
+            profile's ``executor`` key, else in-process.  Never part of the release.
         """
         template = self._template(problem)
         sigma = self.sigma(template)
@@ -200,4 +212,4 @@ class OPDisc(DiscreteMechanism):
             return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
 
         return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics)
+                             keep_diagnostics=keep_diagnostics, executor=executor, solver=solver)

@@ -46,15 +46,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DEFAULT_ALPHA, DiscreteMechanism, Solver, check_alpha
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import OnUncertified
+from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, Solver
+from dpopt.mechanisms.params import Integral, Interval, Real, arguments
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import exponential_noise, laplace_noise
 
 #: stability constant of Lemma 8 (Suggala–Netrapalli's 125, doubled for replacement)
@@ -108,27 +112,33 @@ class OPSamp(DiscreteMechanism):
         Failure probability of the utility bound, used by the default rate only.
     max_calls : int
         Refuse plans needing more oracle calls than this.
-    **kwargs
-        ``ledger``, ``on_uncertified`` as in :class:`~dpopt.mechanisms.base.Mechanism`.
+    ledger, on_uncertified, verify :
+        As in :class:`~dpopt.mechanisms.discrete_base.DiscreteMechanism`.
     """
 
     name = "OPSamp"
     theorem = "NRVW19 Alg. 2 / Thm. 11, Lemma 9 union bound corrected, ℓ1-diameter cap"
     kind = "linear"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **DiscreteMechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither",
+                           why="OPSamp needs delta > 0: its sensitivity bound holds with probability 1 − δ")],
+        "alpha": [ALPHA],
+        "calls": [Interval(Integral, 1, None, closed="left"), None],
+        "rate": [Interval(Real, 0, None, closed="neither"), None],
+        "beta": [Interval(Real, 0, 1, closed="neither")],
+        "max_calls": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA, calls: int | None = None,
                  rate: float | None = None, beta: float = 0.05, max_calls: int = 10_000,
-                 **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, **kwargs)
-        if self.delta == 0:
-            raise MechanismError("OPSamp needs delta > 0 (its sensitivity bound holds with probability 1 − δ)")
-        if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int) or calls < 1):
-            raise MechanismError("calls must be a positive integer")
-        if rate is not None and not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
-            raise MechanismError("rate must be a positive finite number")
-        if not (isinstance(beta, (int, float)) and 0 < beta < 1):
-            raise MechanismError("beta must lie in (0, 1)")
-        self.alpha, self.calls, self.rate, self.beta = check_alpha(alpha), calls, rate, float(beta)
+                 ledger: Ledger | None = None, on_uncertified: OnUncertified = "raise",
+                 verify: bool = True) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger, on_uncertified=on_uncertified, verify=verify)
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.calls = None if calls is None else int(calls)
+        self.rate = None if rate is None else float(rate)
         self.max_calls = int(max_calls)
 
     def plan(self, problem: DiscreteProblem) -> OPSampPlan:
@@ -159,7 +169,8 @@ class OPSamp(DiscreteMechanism):
                           diameter_l1=d1, sensitivity=lam, laplace_scale=lam / eps)
 
     def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """m perturbed oracle calls, their average, Laplace noise.
 
         Each call runs to completion unless ``time_limit`` (per call) is set, which makes the
@@ -184,4 +195,4 @@ class OPSamp(DiscreteMechanism):
             return np.asarray(avg + mu, dtype=np.float64)
 
         return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics)
+                             keep_diagnostics=keep_diagnostics, executor=executor, solver=solver)

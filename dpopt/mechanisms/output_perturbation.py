@@ -15,10 +15,20 @@ expected norm in d dimensions is smaller.  With
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import ConvexMechanism, NoiseSpec, Plan, template_problem
+from dpopt.mechanisms.base import (
+    ConvexMechanism,
+    NoiseChoice,
+    NoiseSpec,
+    OnUncertified,
+    Plan,
+    template_problem,
+)
+from dpopt.mechanisms.params import Boolean, arguments
 from dpopt.modeling.problem import Problem
+from dpopt.privacy.ledger import Ledger
 
 
 class OutputPerturbation(ConvexMechanism):
@@ -30,15 +40,23 @@ class OutputPerturbation(ConvexMechanism):
         Target guarantee (δ = 0: ℓ2-Laplace noise, pure ε-DP).
     project : bool
         Project the noisy parameters onto the constraint set (post-processing).
-    **kwargs
-        ``ledger``, ``tolerance``, ``on_uncertified`` as in :class:`Mechanism`.
+    ledger, tolerance, on_uncertified, noise :
+        As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
     """
 
     name = "OutputPerturbation"
     theorem = "CMS11 Alg. 1, sensitivity 2L/(nΛ)"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **ConvexMechanism._parameter_constraints,
+        "project": [Boolean()],
+    }
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, project: bool = False, **kwargs: object) -> None:
-        super().__init__(epsilon, delta, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, epsilon: float, delta: float = 0.0, *, project: bool = False,
+                 ledger: Ledger | None = None, tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
+                 noise: NoiseChoice = "auto") -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger, tolerance=tolerance, on_uncertified=on_uncertified,
+                         noise=noise)
         self.project = bool(project)
 
     def plan(self, problem: Problem) -> Plan:

@@ -25,6 +25,7 @@ every mechanism, including the next one written.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import UncertifiedOracleError
+from dpopt.executors import Executor, current_executor, resolve_executor, use_executor
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
 from dpopt.privacy.rng import make_rng
 from dpopt.progress import private_run
@@ -73,7 +75,8 @@ class Outcome:
 
 def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outcome], *, problem: str,
                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool = False,
-                notes: tuple[str, ...] = (), feature_names: tuple[str, ...] = ()) -> Release:
+                notes: tuple[str, ...] = (), feature_names: tuple[str, ...] = (),
+                executor: Any = None, solver: Any = None) -> Release:
     """Charge, run ``work`` on the data, and build the release (module docstring).
 
     Parameters
@@ -95,13 +98,27 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
         Public notes known before the run (e.g. a time limit's condition).
     feature_names : tuple of str
         Public names of θ's coordinates (``problem.feature_names``), carried into the release.
+    executor : str, Executor, ExecutorSettings or dask Client, optional
+        Where the parallel work runs (:func:`dpopt.executors.resolve_executor`); None: the
+        solver profile's ``executor`` key if ``solver`` is a profile, else in-process.  It is
+        resolved (a cluster started, a scheduler reached) after the budget check and before
+        the charge, so a bad address costs nothing; which worker ran what is never released.
+    solver : str, path, SolverProfile or Backend, optional
+        The run's solver argument, read only for a profile's ``executor``/``scheduler``/``workers``.
     """
     mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
+    pool, owned = _executor_for(executor, solver)
+    try:
+        pool.start()  # before the charge: a pool that cannot start costs nothing
+    except BaseException:
+        if owned:
+            pool.close()
+        raise
     rng, seed_info = make_rng(seed)
-    with mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
-                                mechanism=mechanism.name, parameters=parameters) as spend:
+    with pool if owned else nullcontext(pool), mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
+                                      mechanism=mechanism.name, parameters=parameters) as spend:
         try:
-            with private_run(mechanism.name, diagnostics=keep_diagnostics):  # what a display may show
+            with private_run(mechanism.name, diagnostics=keep_diagnostics), use_executor(pool):
                 outcome = work(rng)
         except UncertifiedOracleError as exc:
             if not keep_diagnostics:
@@ -116,3 +133,19 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
         oracle_calls=outcome.calls, seed=seed_info, private=outcome.private, problem=problem,
         notes=(*notes, *outcome.notes), feature_names=tuple(feature_names), diagnostics=diagnostics,
     )
+
+
+def _executor_for(executor: Any, solver: Any) -> tuple[Executor, bool]:
+    """The run's executor and whether the run owns it (and closes it at the end): the argument,
+    else a solver profile's ``executor`` keys, else the executor already in use (a caller's
+    :func:`~dpopt.executors.use_executor`; in-process by default)."""
+    from dpopt.backends.profiles import ExecutorSettings, profile_executor
+
+    if isinstance(executor, Executor):
+        return executor, False
+    spec = profile_executor(solver) if executor is None else executor
+    if spec is None:
+        return current_executor(), False
+    if isinstance(spec, ExecutorSettings):
+        return resolve_executor(spec.executor, scheduler=spec.scheduler, workers=spec.workers), True
+    return resolve_executor(spec), True

@@ -14,6 +14,7 @@ repr, and is never part of the release's repr, pickle, :meth:`Release.to_dict` o
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dpopt.backends.certificates import Check
 from dpopt.backends.result import OracleResult
 from dpopt.privacy.rng import SeedInfo
 
@@ -28,6 +30,10 @@ from dpopt.privacy.rng import SeedInfo
 def _jsonable(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return v.tolist()
+    if isinstance(v, Check):  # an oracle re-check kept in Diagnostics.details
+        return v.to_dict()
+    if isinstance(v, enum.Enum):  # OracleStatus, Limit: their string values
+        return _jsonable(v.value)
     if isinstance(v, (np.floating, float)):
         f = float(v)
         return f if math.isfinite(f) else None

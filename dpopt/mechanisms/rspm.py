@@ -57,15 +57,19 @@ are released.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.discrete_base import DEFAULT_ALPHA, DiscreteMechanism, Solver, check_alpha
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import OnUncertified
+from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, Solver
+from dpopt.mechanisms.params import Options, arguments
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise, laplace_noise
 
 
@@ -105,20 +109,25 @@ class RSPM(DiscreteMechanism):
     alpha : float
         Accepted additive suboptimality of an oracle answer (loss units); each
         separator's shift 2B + 2α pays for it (module docstring).
-    **kwargs
-        ``ledger``, ``on_uncertified`` as in :class:`~dpopt.mechanisms.base.Mechanism`.
+    ledger, on_uncertified, verify :
+        As in :class:`~dpopt.mechanisms.discrete_base.DiscreteMechanism`.
     """
 
     name = "RSPM"
     theorem = "NRW19 / NRVW19 Alg. 3, threshold separator set, σ corrected (uniform bad set)"
     kind = "levels"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **DiscreteMechanism._parameter_constraints,
+        "noise": [Options(("auto", "laplace", "gaussian"))],
+        "alpha": [ALPHA],
+    }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, noise: str = "auto",
-                 alpha: float = DEFAULT_ALPHA, **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, **kwargs)
-        self.alpha = check_alpha(alpha)
-        if noise not in ("auto", "laplace", "gaussian"):
-            raise MechanismError("RSPM noise must be 'auto', 'laplace' or 'gaussian'")
+                 alpha: float = DEFAULT_ALPHA, ledger: Ledger | None = None,
+                 on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger, on_uncertified=on_uncertified, verify=verify)
+        self.alpha = float(alpha)
         if noise == "gaussian" and self.delta == 0:
             raise MechanismError("Gaussian separator weights need delta > 0; use noise='laplace' for pure ε-DP")
         self.separator_noise = noise
@@ -138,7 +147,8 @@ class RSPM(DiscreteMechanism):
         return "laplace", b
 
     def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Draw the separator weights, call the oracle once (to completion unless ``time_limit``
         is set), release ŵ.
 
@@ -163,4 +173,4 @@ class RSPM(DiscreteMechanism):
             return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
 
         return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics)
+                             keep_diagnostics=keep_diagnostics, executor=executor, solver=solver)

@@ -50,7 +50,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,8 +59,10 @@ from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
 from dpopt.errors import DpoptError, MechanismError
+from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
+from dpopt.mechanisms.params import Instance, Interval, IsCallable, Options, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
@@ -189,18 +191,28 @@ class PrivateSelection(Mechanism):
     name = "PrivateSelection"
     theorem = "random-stopping selection: LT19 Thm 3.2 / PS22 Thm 2"
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "candidates": [Instance(Sequence, what="a list of dicts of hyperparameters, e.g. "
+                                                "[{'lam': 0.1}, {'lam': 1.0}]")],
+        "build": [IsCallable("a callable build(params, budget) -> Mechanism")],
+        "score": [Options(("accuracy",)), IsCallable("a callable score(theta, data) -> float")],
+        "score_sensitivity": [Interval(Real, 0, None, closed="neither"), None],
+        "score_share": [Interval(Real, 0, 1, closed="neither")],
+        "stopping": [Options(STOPPING_RULES)],
+        "expected_trials": [Interval(Real, 1, None, closed="left"), None],
+        "shape": [Interval(Real, 0, None, closed="left", why="1 = geometric"), None],
+    }
+
     def __init__(self, epsilon: float, delta: float = 0.0, *, candidates: Sequence[Mapping[str, Any]],
                  build: BuildFn, score: str | ScoreFn = "accuracy", score_sensitivity: float | None = None,
                  score_share: float = 0.1, stopping: str = "liu-talwar", expected_trials: float | None = None,
                  shape: float | None = None, ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.candidates = check_grid(candidates)
-        if not callable(build):
-            raise MechanismError("build must be a callable build(params, budget) -> Mechanism")
         self.build = build
         self.score, self.score_sensitivity = _check_score(score, score_sensitivity)
-        if stopping not in STOPPING_RULES:
-            raise MechanismError(f"stopping must be one of {', '.join(map(repr, STOPPING_RULES))}, got {stopping!r}")
         self.stopping = stopping
         trials = len(self.candidates) if expected_trials is None else expected_trials
         self.budget = self._calibrate(trials, shape, score_share)
@@ -267,7 +279,8 @@ class PrivateSelection(Mechanism):
     # -- the run ------------------------------------------------------------------
     def run(self, problem: Problem | ProblemFn, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None, threads: int | None = None,
-            keep_diagnostics: bool = False) -> Release:
+            keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run the selection once and return the chosen candidate's release.
 
         Parameters
@@ -288,6 +301,10 @@ class PrivateSelection(Mechanism):
         keep_diagnostics : bool
             Keep K, the trials' candidates, noisy and exact scores and the chosen run's solver
             record in ``release.diagnostics`` (**not private**).
+        executor : str, Executor or dask Client, optional
+            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
+            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
+            profile's ``executor`` key, else in-process.  Never part of the release.
 
         Returns
         -------
@@ -312,7 +329,8 @@ class PrivateSelection(Mechanism):
                                 keep_diagnostics=keep_diagnostics)
 
         return run_private(self, work, problem=summary, parameters=self._parameters(), seed=seed,
-                           keep_diagnostics=keep_diagnostics, feature_names=built[0][1].feature_names)
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           feature_names=built[0][1].feature_names)
 
     def _noisy_score(self, rng: np.random.Generator, theta: np.ndarray, data: Dataset) -> tuple[float, float]:
         """(exact, noisy) score of one run; the noise is Q's score share."""
@@ -374,17 +392,13 @@ _ACCOUNTING = {
 }
 
 
-def _check_score(score: object, sensitivity: float | None) -> tuple[str | ScoreFn, float]:
+def _check_score(score: str | ScoreFn, sensitivity: float | None) -> tuple[str | ScoreFn, float]:
+    """The score and its sensitivity (each setting already validated; this checks the pair)."""
     if isinstance(score, str):
-        if score != "accuracy":
-            raise MechanismError(f"score must be 'accuracy' or a callable score(theta, data), got {score!r}")
         if sensitivity is not None:
             raise MechanismError("score='accuracy' has sensitivity 1; pass score_sensitivity only with a callable")
         return score, 1.0
-    if not callable(score):
-        raise MechanismError("score must be 'accuracy' or a callable score(theta, data) -> float")
-    if (sensitivity is None or isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real)
-            or not (math.isfinite(float(sensitivity)) and sensitivity > 0)):
+    if sensitivity is None:
         raise MechanismError("a score callable needs score_sensitivity: its declared replace-one "
                              "sensitivity, a finite number > 0")
     return score, float(sensitivity)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import gammaln
@@ -60,14 +60,17 @@ from scipy.special import gammaln
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import NoiseSpec, Plan, template_problem
+from dpopt.executors import ExecutorSpec
+from dpopt.mechanisms.base import NoiseChoice, NoiseSpec, OnUncertified, Plan, template_problem
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
+from dpopt.mechanisms.params import Integral, Interval, arguments
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm
 from dpopt.modeling.submodular import polyhedron_gaussian_width
 from dpopt.modeling.submodular_norms import SubmodularNorm
+from dpopt.privacy.ledger import Ledger
 
 __all__ = ["SubmodularOutputPerturbation", "lemma1_excess_risk", "loss_at_zero_bound", "theorem1_lambda"]
 
@@ -133,8 +136,8 @@ class SubmodularOutputPerturbation(OutputPerturbation):
         Proven distance of the pre-noise point to θ̂ (added twice to the sensitivity).
     width_samples : int
         Monte Carlo samples for G_{|P|(F)} when F has no closed form (public, seeded).
-    **kwargs
-        ``project``, ``ledger``, ``noise``, ``on_uncertified`` as in :class:`OutputPerturbation`.
+    project, ledger, on_uncertified, noise :
+        As in :class:`~dpopt.mechanisms.output_perturbation.OutputPerturbation`.
 
     Notes
     -----
@@ -148,9 +151,17 @@ class SubmodularOutputPerturbation(OutputPerturbation):
     name = "SubmodularOutputPerturbation"
     theorem = "KD19 Thm. 1 / Lemma 1 (corrected), sensitivity 2L/(nΛ) with a required ℓ2² term"
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **OutputPerturbation._parameter_constraints,
+        "width_samples": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, epsilon: float, delta: float = 0.0, *, tolerance: float = 1e-4,
-                 width_samples: int = 4000, **kwargs: Any) -> None:
-        super().__init__(epsilon, delta, tolerance=tolerance, **kwargs)
+                 width_samples: int = 4000, project: bool = False, ledger: Ledger | None = None,
+                 on_uncertified: OnUncertified = "raise", noise: NoiseChoice = "auto") -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, project=project, ledger=ledger, tolerance=tolerance,
+                         on_uncertified=on_uncertified, noise=noise)
         self.width_samples = int(width_samples)
 
     def _check(self, problem: Problem) -> SubmodularNorm:
@@ -201,9 +212,10 @@ class SubmodularOutputPerturbation(OutputPerturbation):
 
     def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False) -> Release:
+            threads: int | None = None, keep_diagnostics: bool = False,
+            executor: ExecutorSpec = None) -> Release:
         """Run once (see :meth:`ConvexMechanism.run`); ``solver="auto"`` is Clarabel."""
         if isinstance(solver, str) and solver.lower() == "auto":
             solver = "clarabel"
         return super().run(problem, solver=solver, time_limit=time_limit, seed=seed, threads=threads,
-                           keep_diagnostics=keep_diagnostics)
+                           keep_diagnostics=keep_diagnostics, executor=executor)

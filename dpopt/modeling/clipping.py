@@ -111,6 +111,14 @@ class ClippedGradient:
     The row norms of X are computed once.  Only the data enter the result
     through the clipped per-example gradients; nothing data-dependent is
     returned besides the gradient itself.
+
+    On a Dask-backed dataset (:attr:`Dataset.is_distributed`) every method computes
+    each partition's sum of clipped per-example gradients with the same formulas and
+    reduces them to one d-vector on the cluster
+    (:func:`dpopt.modeling.distributed.clipped_sum`): one pass over the data per call,
+    nothing persisted, the row norms recomputed in the pass.  The result equals the
+    in-memory one up to the order of floating-point summation.  DP-SGD's Poisson
+    batches are selected inside each partition (:meth:`sum_over`).
     """
 
     def __init__(self, loss: Loss, *, norm: object, bound: float) -> None:
@@ -122,11 +130,27 @@ class ClippedGradient:
         self.norm = norm
         self.bound = float(bound)
         self._cap = self.bound * (1.0 - _MARGIN)
-        self._x_norms = row_norms(loss.data.X, norm)
-        self._X = _fast_matrix(loss.data.X)
+        self._distributed = bool(getattr(loss.data, "is_distributed", False))
+        if self._distributed:  # Dask: row norms are recomputed per partition in each pass
+            self._x_norms = np.empty(0)
+            self._X = loss.data.X
+        else:
+            self._x_norms = row_norms(loss.data.X, norm)
+            self._X = _fast_matrix(loss.data.X)
+
+    def _dask_sum(self, theta: np.ndarray, cap: float, count_bound: float | None = None,
+                  mask: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+        from dpopt.modeling.distributed import clipped_sum
+
+        return clipped_sum(self.loss, theta, order=_order(self.norm), cap=cap, count_bound=count_bound, mask=mask)
 
     def coefficients(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """The clipped scalars c_i, with ``clip_L(∇ℓ(θ; d_i)) = c_i x_i`` (for ``rows`` only, if given)."""
+        if self._distributed:
+            from dpopt.modeling.distributed import clipped_coefficients
+
+            c = clipped_coefficients(self.loss, theta, order=_order(self.norm), cap=self._cap)
+            return c if rows is None else c[rows]
         X = self._X if rows is None else self._X[rows]
         return self._clipped(X, theta, rows)
 
@@ -148,6 +172,8 @@ class ClippedGradient:
     def sum_and_count(self, theta: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
         """(Σ_i clip_b(∇ℓ(θ; d_i)), #{i : ‖∇ℓ(θ; d_i)‖ ≤ b}) for a bound b ≤ L given now
         (adaptive clipping: the bound changes every step; one pass over X, in place)."""
+        if self._distributed:
+            return self._dask_sum(theta, min(float(bound), self.bound) * (1.0 - _MARGIN), float(bound))
         c = np.asarray(self.loss.dphi(np.asarray(self._X @ theta).ravel(), np.asarray(self.loss.data.y)),
                        dtype=np.float64)
         size = np.abs(c)
@@ -160,18 +186,31 @@ class ClippedGradient:
         return np.asarray(self._X.T @ c).ravel(), count
 
     def sum_over(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Σ_{i ∈ rows} clip_L(∇ℓ(θ; d_i)): the sum over a batch (DP-SGD)."""
+        """Σ_{i ∈ rows} clip_L(∇ℓ(θ; d_i)): the sum over a batch (DP-SGD).
+
+        On a Dask-backed dataset the batch is passed as a row mask and selected inside
+        each partition (Poisson sampling per partition, the same rows as in memory)."""
+        if self._distributed:
+            mask = np.zeros(self.loss.data.n, dtype=bool)
+            mask[np.asarray(rows)] = True
+            return self._dask_sum(theta, self._cap, mask=mask)[0]
         X = self._X[rows]
         return np.asarray(X.T @ self._clipped(X, theta, rows)).ravel()
 
     def per_example(self, theta: np.ndarray) -> np.ndarray:
         """The clipped per-example gradients, shape (n, d) (dense; for tests and small n)."""
         X = self.loss.data.X
+        if self._distributed:
+            from dpopt.modeling.distributed import materialize
+
+            X = materialize([X])[0]
         dense = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[attr-defined]
         return self.coefficients(theta)[:, None] * dense
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         """The clipped average gradient at θ."""
+        if self._distributed:
+            return self._dask_sum(theta, self._cap if not math.isinf(self.bound) else math.inf)[0] / self.loss.data.n
         X = self._X
         return np.asarray(X.T @ self.coefficients(theta)).ravel() / self.loss.data.n
 

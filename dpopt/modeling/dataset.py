@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
+from dpopt.modeling.distributed import is_dask_array, is_file_collection
 from dpopt.modeling.schema import UNSEEN_POLICIES, Categorical, Schema
 
 Norm = Literal[1, 2, "inf"]
@@ -87,6 +88,70 @@ def clip_rows(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
     out = np.array(X, dtype=np.float64)
     out[over] *= (bound / norms[over])[:, None]
     return out
+
+
+def enforce_rows(X: np.ndarray, order: float, bound: float, clip: bool) -> np.ndarray:
+    """Rows of X onto the declared norm bound: scaled onto it (``clip=True``) or refused.
+
+    A per-row map, so it is applied to a whole matrix or to each partition of a Dask-backed
+    one alike.  The refusal (``clip=False``) depends on the values: it checks one's own data.
+    """
+    if clip:
+        return clip_rows(X, bound, "inf" if order == np.inf else int(order))
+    if np.any(np.linalg.norm(X, ord=order, axis=1) > bound * (1 + 1e-12)):
+        name = "inf" if order == np.inf else int(order)
+        raise DataError(
+            f"some rows of X exceed the declared x_bound={bound} in the "
+            f"{name}-norm; pass clip=True to scale them onto the bound "
+            "or declare a larger bound"
+        )
+    return X
+
+
+def enforce_labels(y: np.ndarray, bound: float | None, clip: bool) -> np.ndarray:
+    """Labels onto ``[-y_bound, y_bound]`` (``clip=True``) or refused; a per-entry map."""
+    if bound is None or not np.any(np.abs(y) > bound):
+        return y
+    if not clip:
+        raise DataError(
+            f"some labels exceed the declared y_bound={bound} in absolute value; "
+            "pass clip=True to clip them or declare a larger bound"
+        )
+    return np.clip(y, -bound, bound)
+
+
+def map_feature_block(X: Any, schema: Schema | None, order: float, bound: float, clip: bool) -> np.ndarray:
+    """One partition of features onto the declarations: non-finite entries read as 0, then the
+    schema mapping and the row bound of the in-memory rules.
+
+    In memory a NaN or inf is refused when the dataset is built, before any run.  A partition
+    of Dask-backed data is first read inside a run, after the charge, where a refusal would
+    make the run fail because of one row; so there the entry is mapped (to 0, then onto the
+    schema and the norm bound) instead, like any other row outside the declaration.
+    """
+    arr = _numeric_array(X, "X", 2)
+    arr[~np.isfinite(arr)] = 0.0
+    if schema is not None:
+        arr = schema.map_rows(arr)
+    return enforce_rows(arr, order, bound, clip)
+
+
+def map_label_block(y: Any, bound: float | None, clip: bool) -> np.ndarray:
+    """One partition of labels onto the declarations: non-finite labels read as 0 (see
+    :func:`map_feature_block`), then the label bound."""
+    arr = _numeric_array(y, "y", 1)
+    arr[~np.isfinite(arr)] = 0.0
+    return enforce_labels(arr, bound, clip)
+
+
+def _numeric_array(a: object, name: str, ndim: int) -> np.ndarray:
+    try:
+        arr = np.array(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric") from None
+    if arr.ndim != ndim:
+        raise DataError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    return arr
 
 
 def _check_bound(value: float | None, name: str, *, required: bool) -> float | None:
@@ -151,8 +216,12 @@ class Dataset:
     schema: Schema | None = None
     feature_names: tuple[str, ...] = ()
     _order: float = field(init=False, repr=False)
+    _binary: bool | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
+        if is_dask_array(self.X) or is_dask_array(self.y):
+            self._init_dask()
+            return
         X = _as_finite_array(self.X, "X", 2)
         y = _as_finite_array(self.y, "y", 1)
         if X.shape[0] != y.shape[0]:
@@ -160,21 +229,49 @@ class Dataset:
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise DataError(f"X must have at least one row and one column, got shape {X.shape}")
         order = norm_order(self.x_norm)
-        xb_declared = self.x_bound
         if self.schema is not None:
-            if not isinstance(self.schema, Schema):
-                raise ModelError(f"schema must be a dpopt Schema, got {type(self.schema).__name__}")
+            self._check_schema()
             X = self.schema.map_rows(X)
-            if xb_declared is None:
-                xb_declared = self.schema.row_norm_bound(order)
-        xb = _check_bound(xb_declared, "x_bound", required=True)
-        assert xb is not None
-        yb = _check_bound(self.y_bound, "y_bound", required=False)
+        xb, yb = self._declared_bounds(order)
         object.__setattr__(self, "feature_names", self._names(X.shape[1]))
-        X = self._enforce_rows(X, order, xb)
-        y = self._enforce_labels(y, yb)
+        X = enforce_rows(X, order, xb, self.clip)
+        y = enforce_labels(y, yb, self.clip)
         X.setflags(write=False)
         y.setflags(write=False)
+        self._set(X, y, xb, yb, order)
+
+    def _init_dask(self) -> None:
+        """A Dask-backed dataset: the same rules, applied lazily per partition
+        (:func:`dpopt.modeling.distributed.lazy_dataset_arrays`)."""
+        from dpopt.modeling.distributed import lazy_dataset_arrays
+
+        if not self.clip:
+            raise ModelError(
+                "clip=False refuses rows outside the declared bounds, which on Dask-backed data could only "
+                "happen while a partition is computed inside a private run, after the charge; keep clip=True "
+                "(rows are mapped onto the bounds) or check your files before building the dataset")
+        order = norm_order(self.x_norm)
+        if self.schema is not None:
+            self._check_schema()
+        xb, yb = self._declared_bounds(order)
+        X, y = lazy_dataset_arrays(self.X, self.y, schema=self.schema, order=order, x_bound=xb, y_bound=yb,
+                                   clip=self.clip)
+        object.__setattr__(self, "feature_names", self._names(int(X.shape[1])))
+        self._set(X, y, xb, yb, order)
+
+    def _check_schema(self) -> None:
+        if not isinstance(self.schema, Schema):
+            raise ModelError(f"schema must be a dpopt Schema, got {type(self.schema).__name__}")
+
+    def _declared_bounds(self, order: float) -> tuple[float, float | None]:
+        xb_declared = self.x_bound
+        if xb_declared is None and self.schema is not None:
+            xb_declared = self.schema.row_norm_bound(order)
+        xb = _check_bound(xb_declared, "x_bound", required=True)
+        assert xb is not None
+        return xb, _check_bound(self.y_bound, "y_bound", required=False)
+
+    def _set(self, X: Any, y: Any, xb: float, yb: float | None, order: float) -> None:
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "x_bound", xb)
@@ -193,31 +290,21 @@ class Dataset:
             raise ModelError(f"feature_names has {len(names)} names for {d} columns")
         return names
 
-    def _enforce_rows(self, X: np.ndarray, order: float, bound: float) -> np.ndarray:
-        if self.clip:
-            return clip_rows(X, bound, "inf" if order == np.inf else int(order))
-        if np.any(np.linalg.norm(X, ord=order, axis=1) > bound * (1 + 1e-12)):
-            raise DataError(
-                f"some rows of X exceed the declared x_bound={bound} in the "
-                f"{self.x_norm}-norm; pass clip=True to scale them onto the bound "
-                "or declare a larger bound"
-            )
-        return X
-
-    def _enforce_labels(self, y: np.ndarray, bound: float | None) -> np.ndarray:
-        if bound is None or not np.any(np.abs(y) > bound):
-            return y
-        if not self.clip:
-            raise DataError(
-                f"some labels exceed the declared y_bound={bound} in absolute value; "
-                "pass clip=True to clip them or declare a larger bound"
-            )
-        return np.clip(y, -bound, bound)
-
     @property
     def n(self) -> int:
-        """Number of rows."""
+        """Number of rows.
+
+        For a Dask-backed dataset it is known without reading values: from the declared
+        layout (per-file row counts in the files' metadata, e.g. parquet row groups) or,
+        where Dask knows no chunk sizes (CSV), counted once when the dataset is built.
+        The row count is public under the replace-one relation (neighbours have the same n).
+        """
         return int(self.X.shape[0])
+
+    @property
+    def is_distributed(self) -> bool:
+        """True when ``X`` and ``y`` are Dask arrays (data-parallel gradients, issue 14)."""
+        return is_dask_array(self.X)
 
     @property
     def n_features(self) -> int:
@@ -243,8 +330,18 @@ class Dataset:
         return self.x_bound * d ** (_inverse(target) - _inverse(src))
 
     def labels_are_binary(self) -> bool:
-        """True when every label is −1 or +1."""
-        return bool(np.all(np.abs(self.y) == 1.0))
+        """True when every label is −1 or +1.
+
+        A Dask-backed dataset read with declared ``classes`` (or ``positive``) has ±1 labels
+        by construction; otherwise the labels are read once (a pass over ``y``) and the
+        answer is kept.
+        """
+        if self._binary is None:
+            from dpopt.modeling.distributed import compute
+
+            flag = np.all(np.abs(self.y) == 1.0)
+            object.__setattr__(self, "_binary", bool(compute(flag)[0] if self.is_distributed else flag))
+        return bool(self._binary)
 
     def replace_row(self, i: int, x: object, y: float) -> Dataset:
         """The neighbouring dataset with row ``i`` replaced by ``(x, y)``.
@@ -257,14 +354,17 @@ class Dataset:
         xr = _as_finite_array(x, "x", 1)
         if xr.shape[0] != self.n_features:
             raise DataError(f"x must have {self.n_features} entries, got {xr.shape[0]}")
-        X = self.X.copy()
+        X = self.X.copy()  # a Dask array: a lazy copy with the row assigned, same partitions
         Y = self.y.copy()
         X[i] = xr
         Y[i] = float(y)
         return self._like(X, Y)
 
     def subset(self, rows: object) -> Dataset:
-        """The dataset restricted to ``rows`` (indices or a boolean mask), same bounds."""
+        """The dataset restricted to ``rows`` (indices or a boolean mask), same bounds.
+
+        On a Dask-backed dataset the selection is lazy (``rows`` is a public index array).
+        """
         idx = np.asarray(rows)
         return self._like(self.X[idx], self.y[idx])
 
@@ -328,13 +428,7 @@ class Dataset:
             raise ModelError(f"scale must be True or False, got {scale!r}")
         schema = schema.unit_scaled() if scale else schema
         X = schema.encode(frame, unseen=unseen)
-        try:
-            raw = np.asarray(frame[label])
-        except (KeyError, IndexError, TypeError):
-            raise DataError(f"the table has no label column {label!r}") from None
-        if raw.ndim != 1:
-            raise DataError(f"the label column {label!r} must be 1-D")
-        y = raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
+        y = label_values(frame, label, pair, positive, unknown_label)
         return cls(X, y, schema=schema, **bounds)
 
     @classmethod
@@ -346,8 +440,11 @@ class Dataset:
 
         Parameters
         ----------
-        path : str, path or file-like
-            The CSV file.
+        path : str, path, file-like, glob or list of files
+            The CSV file (read into memory), or a glob pattern (``"data/part-*.csv"``) or a
+            list of files: then a Dask-backed dataset with one partition per file, each
+            encoded like :meth:`from_frame` (see :meth:`from_parquet`); the row count is
+            counted once (CSV files carry no row count).
         schema, label, classes, positive, intercept, unseen, unknown_label, scale
             As for :meth:`from_frame`.
         x_bound, x_norm, y_bound, clip
@@ -368,6 +465,11 @@ class Dataset:
 
         _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         read_csv.setdefault("dtype", _text_columns(schema, label, classes, positive))
+        if is_file_collection(path):
+            return cls._from_files("csv", path, schema, label, classes=classes, positive=positive,
+                                   intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
+                                   bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
+                                   options=read_csv)
         try:
             frame = pd.read_csv(path, **read_csv)
         except FileNotFoundError:
@@ -375,6 +477,63 @@ class Dataset:
         return cls.from_frame(frame, schema, label, classes=classes, positive=positive, intercept=intercept,
                               unseen=unseen, unknown_label=unknown_label, scale=scale, x_bound=x_bound, x_norm=x_norm,
                               y_bound=y_bound, clip=clip)
+
+    @classmethod
+    def from_parquet(cls, paths: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
+                     positive: Any = None, intercept: bool = False, unseen: str = "zero",
+                     unknown_label: str = "negative", scale: bool = True, x_bound: float | None = None,
+                     x_norm: Norm = 2, y_bound: float | None = None, clip: bool = True) -> Dataset:
+        """A Dask-backed dataset from parquet files, one partition per file (issue 14, item 3).
+
+        Each file is read (only the declared columns and the label) and encoded exactly as
+        :meth:`from_frame` encodes a table — the same schema (one-hot over declared categories,
+        numeric columns scaled by their declared bounds, the intercept), the same label classes
+        and policies — per partition with ``dask.dataframe``'s ``map_partitions``; rows are then
+        mapped onto the declared bounds lazily, per partition, as in memory.  Nothing is read
+        when the dataset is built: the row count of each file comes from its parquet metadata,
+        so the partitioning is fixed by the files, never by their values.  Gradients over the
+        dataset are reduced per partition on the Dask cluster
+        (:class:`~dpopt.modeling.clipping.ClippedGradient`).
+
+        Parameters
+        ----------
+        paths : str, path, glob or list of files
+            A glob pattern (``"data/part-*.parquet"``), a folder (its ``*.parquet`` files,
+            sorted by name), a list of files, or one file.
+        schema, label, classes, positive, intercept, unseen, unknown_label, scale
+            As for :meth:`from_frame`.
+        x_bound, x_norm, y_bound, clip
+            As for :class:`Dataset`.
+
+        Notes
+        -----
+        Needs the optional ``dask[dataframe]`` and ``pyarrow`` packages.  A value a partition
+        cannot encode (NaN in a numeric column, a non-numeric label without ``classes``) raises
+        :class:`~dpopt.errors.DataError` when that partition is first computed, not here.
+        """
+        _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        return cls._from_files("parquet", paths, schema, label, classes=classes, positive=positive,
+                               intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
+                               bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
+                               options={})
+
+    @classmethod
+    def _from_files(cls, kind: str, paths: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None,
+                    positive: Any, intercept: bool, unseen: str, unknown_label: str, scale: bool,
+                    bounds: dict[str, Any], options: dict[str, Any]) -> Dataset:
+        """The Dask-backed dataset of :meth:`from_parquet` / :meth:`from_csv` over many files."""
+        from dpopt.modeling.distributed import read_encoded
+
+        full, pair = _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        if not isinstance(scale, bool):
+            raise ModelError(f"scale must be True or False, got {scale!r}")
+        full = full.unit_scaled() if scale else full
+        X, y = read_encoded(kind, paths, full, label, pair=pair, positive=positive, unseen=unseen,
+                            unknown_label=unknown_label, options=options)
+        data = cls(X, y, schema=full, **bounds)
+        if pair is not None or positive is not None:
+            object.__setattr__(data, "_binary", True)  # ±1 by construction (class_labels)
+        return data
 
     def __repr__(self) -> str:
         extra = "" if self.schema is None else f", schema={self.schema!r}"
@@ -423,6 +582,18 @@ def _equal(a: object, b: object) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+def label_values(frame: Any, label: str, pair: tuple[Any, Any] | None, positive: Any,
+                 unknown_label: str) -> np.ndarray:
+    """The label column of a table: raw values (regression) or ±1 through the declared classes."""
+    try:
+        raw = np.asarray(frame[label])
+    except (KeyError, IndexError, TypeError):
+        raise DataError(f"the table has no label column {label!r}") from None
+    if raw.ndim != 1:
+        raise DataError(f"the label column {label!r} must be 1-D")
+    return raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
 
 
 def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,

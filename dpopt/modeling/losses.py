@@ -104,12 +104,20 @@ class Loss(ABC):
 
     # -- numeric evaluation of the average loss -----------------------------------
     def value(self, theta: np.ndarray) -> float:
-        """Average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i)."""
+        """Average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i) (per partition on a Dask-backed dataset)."""
+        if self.data.is_distributed:
+            from dpopt.modeling.distributed import loss_value
+
+            return loss_value(self, theta)
         z = self.data.X @ theta
         return float(np.mean(self.phi(z, self.data.y)))
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
-        """Gradient of the average loss."""
+        """Gradient of the average loss (per partition on a Dask-backed dataset)."""
+        if self.data.is_distributed:
+            from dpopt.modeling.distributed import clipped_sum
+
+            return clipped_sum(self, theta, order=2.0, cap=math.inf)[0] / self.data.n
         z = self.data.X @ theta
         return self.data.X.T @ self.dphi(z, self.data.y) / self.data.n
 

@@ -595,7 +595,7 @@ class Schema:
         """
         return self.to_integers(X).astype(np.float64) / float(self._scale)
 
-    def encode(self, table: object, *, unseen: str = "zero") -> np.ndarray:
+    def encode(self, table: object, *, unseen: str = "zero", mapped: bool = True) -> np.ndarray:
         """The expanded, mapped feature matrix of a table.
 
         Parameters
@@ -611,6 +611,9 @@ class Schema:
             :class:`~dpopt.errors.DataError` naming the column but not the value; whether it
             is raised depends on the data, so it is for checking one's own table, **not
             private**.
+        mapped : bool
+            False: the expanded columns as read, not yet mapped onto the declaration
+            (:meth:`map_rows`), for a caller that maps them itself (Dask partitions).
 
         Raises
         ------
@@ -640,7 +643,8 @@ class Schema:
         if n is None:
             raise DataError("the schema declares no column read from the table (only intercepts)")
         ones = np.ones((n, 1))
-        return self.map_rows(np.hstack([ones if p is None else p for p in parts]))
+        expanded = np.hstack([ones if p is None else p for p in parts])
+        return self.map_rows(expanded) if mapped else expanded
 
     @staticmethod
     def _encode_column(name: str, spec: Spec, col: np.ndarray, unseen: str = "zero") -> np.ndarray:

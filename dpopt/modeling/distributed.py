@@ -1,0 +1,406 @@
+"""Dask-backed datasets and the data-parallel reductions over them (issue 14, item 3).
+
+A :class:`~dpopt.modeling.dataset.Dataset` may hold ``X`` as a row-chunked Dask array
+(every column in one chunk) and ``y`` as a Dask array with the same row chunks, so data
+larger than one machine's memory can be used by the first-order mechanisms (DP-GD,
+DP-SGD, Frank–Wolfe, mirror descent).  This module holds everything that touches such
+data; the rest of dpopt sees the same Dataset/ClippedGradient interface as in memory.
+
+* **Lazy, per-partition rules.**  The in-memory rules of a dataset — NaN/inf refused,
+  rows mapped onto the schema and onto the declared norm bound, labels clipped — are
+  applied to each partition with ``map_blocks`` when it is computed
+  (:func:`lazy_dataset_arrays`).  Bounds come from declarations only.
+* **Partitions come from files.**  :func:`read_encoded` makes one partition per file
+  (``Dataset.from_parquet`` / ``from_csv`` with many files); each is encoded with the
+  schema through ``dask.dataframe``'s ``map_partitions`` with an explicit ``meta``.  The
+  row count of a parquet file is in its metadata, so ``n`` is known without reading a
+  value; a CSV file's rows are counted once.  Under the replace-one relation the
+  per-partition row counts of neighbours are equal, so they are public.
+* **One pass per step.**  :func:`clipped_sum` computes each partition's
+  ``(Σ_i clip(∇ℓ_i), count)`` with ``blockwise`` and sums the partition vectors on the
+  cluster; only a (d+1)-vector comes back.  X is never persisted (it may not fit in
+  memory); every step reads the partitions again.  The noise is added afterwards, on the
+  client, by the mechanism (its RNG never leaves the client).
+* **Where it runs.**  On the Dask client of the current executor
+  (``dpopt.executors.current_executor().dask_client()``) when there is one, else on
+  Dask's default scheduler (which is a default ``distributed.Client`` if the user has
+  made one, or ``dask.config.set(scheduler=...)``).  Which worker computed what, and how
+  long it took, never enters a Release.
+
+Dask is optional: this module imports it only inside functions, and
+:func:`is_dask_array` is False for everything when Dask was never imported.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import math
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpopt.errors import DataError, ModelError
+
+if TYPE_CHECKING:
+    from dpopt.modeling.losses import Loss
+    from dpopt.modeling.schema import Schema
+
+__all__ = ["clipped_coefficients", "clipped_sum", "compute", "dask_client", "is_dask_array", "is_file_collection",
+           "lazy_dataset_arrays", "loss_value", "read_encoded"]
+
+#: the characters that make a path string a glob pattern
+_GLOB = ("*", "?", "[")
+
+
+def is_dask_array(a: object) -> bool:
+    """Whether ``a`` is a ``dask.array.Array`` (False without importing Dask when it was never imported)."""
+    module = sys.modules.get("dask.array")
+    array_type = getattr(module, "Array", None)
+    return array_type is not None and isinstance(a, array_type)
+
+
+def is_file_collection(path: object) -> bool:
+    """Whether a loader's ``path`` names many files: a list/tuple, a glob pattern or a folder."""
+    if isinstance(path, (list, tuple)):
+        return True
+    if isinstance(path, (str, Path)):
+        text = str(path)
+        return any(ch in text for ch in _GLOB) or os.path.isdir(text)
+    return False
+
+
+def _require_dask() -> Any:
+    try:
+        import dask.array as da
+    except ImportError:  # pragma: no cover - dask is installed in the development environment
+        raise ModelError("Dask-backed data needs the optional dask package: pip install 'dask[dataframe]' "
+                         "(and 'distributed' for a cluster)") from None
+    return da
+
+
+def dask_client() -> Any:
+    """The Dask client of the current executor, or None (in-process executor, or no executors module)."""
+    try:
+        from dpopt.executors import current_executor
+    except ImportError:
+        return None
+    try:
+        return current_executor().dask_client()
+    except AttributeError:
+        return None
+
+
+def compute(*collections: Any) -> tuple[Any, ...]:
+    """Compute Dask collections on the executor's client, else on Dask's default scheduler."""
+    client = dask_client()
+    if client is not None:
+        return tuple(client.gather(client.compute(list(collections))))
+    import dask
+
+    return tuple(dask.compute(*collections))
+
+
+# ---------------------------------------------------------------------------
+# the dataset: lazy validation and bound enforcement per partition
+# ---------------------------------------------------------------------------
+
+
+def _known_rows(a: Any) -> Any:
+    """``a`` with its row chunk sizes known (counted once, a pass, if Dask only knows NaN)."""
+    if any(math.isnan(c) for c in a.chunks[0]):
+        return a.compute_chunk_sizes()
+    return a
+
+
+def _numeric(a: Any, name: str) -> None:
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise DataError(f"{name} must be numeric")
+
+
+def lazy_dataset_arrays(X: Any, y: Any, *, schema: Schema | None, order: float, x_bound: float,
+                        y_bound: float | None, clip: bool) -> tuple[Any, Any]:
+    """X and y as Dask arrays with the dataset's rules applied lazily to each partition.
+
+    Shapes are checked now (from metadata); the values are checked and mapped when a
+    partition is computed, by the same functions as in memory
+    (:func:`~dpopt.modeling.dataset.map_feature_block`, ``map_label_block``): NaN/inf are
+    read as 0 (a refusal there would come after the charge), rows are mapped onto the schema and clipped onto
+    the declared norm bound, labels clipped to ``y_bound``.  One of X, y may be a NumPy
+    array; it is chunked like the other.
+    """
+    da = _require_dask()
+    from dpopt.modeling.dataset import map_feature_block, map_label_block
+
+    if not is_dask_array(X):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise DataError(f"X must be 2-dimensional, got shape {X.shape}")
+        y = _known_rows(y)
+        X = da.from_array(X, chunks=(y.chunks[0], -1)) if X.shape[0] == y.shape[0] else da.from_array(X)
+    X = _known_rows(X)
+    if X.ndim != 2:
+        raise DataError(f"X must be 2-dimensional, got shape {X.shape}")
+    if not is_dask_array(y):
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise DataError(f"y must be 1-dimensional, got shape {y.shape}")
+        y = da.from_array(y, chunks=(X.chunks[0],)) if y.shape[0] == X.shape[0] else da.from_array(y)
+    y = _known_rows(y)
+    _numeric(X, "X")
+    _numeric(y, "y")
+    if y.ndim != 1:
+        raise DataError(f"y must be 1-dimensional, got shape {y.shape}")
+    if X.shape[0] != y.shape[0]:
+        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"X must have at least one row and one column, got shape {X.shape}")
+    if schema is not None and X.shape[1] != schema.n_features:
+        raise DataError(f"X must have shape (n, {schema.n_features}) for this schema, got shape {X.shape}")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})  # columns in one chunk: a partition is a set of whole rows
+    if y.chunks[0] != X.chunks[0]:
+        y = y.rechunk((X.chunks[0],))
+    X = X.map_blocks(map_feature_block, schema=schema, order=order, bound=x_bound, clip=clip,
+                     dtype=np.float64, meta=np.empty((0, 0)))
+    y = y.map_blocks(map_label_block, bound=y_bound, clip=clip, dtype=np.float64, meta=np.empty((0,)))
+    return X, y
+
+
+# ---------------------------------------------------------------------------
+# loaders: one partition per file, encoded by the schema
+# ---------------------------------------------------------------------------
+
+
+def _files(paths: Any, kind: str) -> list[str]:
+    """The files a loader reads, in a fixed order: a list as given, a glob or folder sorted by name."""
+    if isinstance(paths, (list, tuple)):
+        files = [str(p) for p in paths]
+    elif isinstance(paths, (str, Path)) and os.path.isdir(str(paths)):
+        files = sorted(glob.glob(os.path.join(str(paths), f"*.{kind}")))
+    elif isinstance(paths, (str, Path)):
+        files = sorted(glob.glob(str(paths))) if any(ch in str(paths) for ch in _GLOB) else [str(paths)]
+    else:
+        raise ModelError(f"paths must be a file, a glob pattern, a folder or a list of files, got {paths!r}")
+    if not files:
+        raise DataError(f"no {kind} files match {paths!s}")
+    for f in files:
+        if not os.path.isfile(f):
+            raise DataError(f"no such {kind} file: {f}")
+    return files
+
+
+def _encoded_names(d: int) -> list[str]:
+    return [f"x{j}" for j in range(d)] + ["y"]
+
+
+def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any, Any] | None, positive: Any,
+                      unseen: str, unknown_label: str) -> Any:
+    """One partition of a table encoded as :meth:`Dataset.from_frame` encodes a table: [X | y].
+
+    Unlike in memory, nothing here refuses a value: this runs when a partition is first read,
+    inside a private run after the charge.  A numeric entry that is not a number is read as
+    NaN, which :func:`~dpopt.modeling.dataset.map_feature_block` then maps (to 0, onto the
+    schema and the norm bound) with the rest of the partition; the schema mapping itself is
+    left to that function, so it runs once.
+    """
+    import pandas as pd
+
+    from dpopt.modeling.dataset import label_values
+    from dpopt.modeling.schema import Categorical, Intercept
+
+    frame = frame.copy()
+    for name, spec in schema.columns:
+        if not isinstance(spec, (Categorical, Intercept)):
+            frame[name] = pd.to_numeric(frame[name], errors="coerce")
+    if pair is None and positive is None:
+        frame[label] = pd.to_numeric(frame[label], errors="coerce")
+    X = schema.encode(frame, unseen=unseen, mapped=False) if len(frame) else np.empty((0, schema.n_features))
+    yv = np.asarray(label_values(frame, label, pair, positive, unknown_label), dtype=np.float64)
+    return pd.DataFrame(np.column_stack([X, yv]), columns=_encoded_names(schema.n_features), index=frame.index)
+
+
+def _read_parquet_file(path: str, *, columns: list[str]) -> Any:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=columns).to_pandas()
+
+
+def _parquet_frame(files: list[str], columns: list[str]) -> tuple[Any, tuple[int, ...]]:
+    """A Dask DataFrame with one partition per parquet file, and the files' row counts (metadata only)."""
+    import dask.dataframe as dd
+    import pyarrow.parquet as pq
+
+    lengths = tuple(int(pq.ParquetFile(f).metadata.num_rows) for f in files)
+    file_schema = pq.read_schema(files[0])
+    for name in columns:
+        if name not in file_schema.names:
+            raise DataError(f"the table has no column {name!r} declared by the schema (or the label)")
+    meta = file_schema.empty_table().select(columns).to_pandas()
+    return dd.from_map(_read_parquet_file, files, columns=columns, meta=meta, label="dpopt-read-parquet"), lengths
+
+
+def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tuple[Any, Any] | None,
+                 positive: Any, unseen: str, unknown_label: str, options: dict[str, Any]) -> tuple[Any, Any]:
+    """X and y (Dask arrays, one row chunk per file) of the files a loader names.
+
+    Parameters
+    ----------
+    kind : {"parquet", "csv"}
+    paths : glob, folder, list of files or one file
+    schema : Schema
+        The full declaration to encode with (intercept and unit scaling already applied).
+    label, pair, positive, unseen, unknown_label
+        As for :meth:`Dataset.from_frame` (``pair`` = the declared (negative, positive) classes).
+    options : dict
+        Passed to ``dask.dataframe.read_csv`` (CSV only).
+    """
+    _require_dask()
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from dpopt.modeling.schema import Intercept
+
+    for policy, value in (("unseen", unseen), ("unknown_label", unknown_label)):
+        if value == "error":
+            raise ModelError(
+                f"{policy}='error' refuses rows by their values, which on Dask-backed data could only happen "
+                "while a partition is read inside a private run, after the charge; use the default (the value "
+                "is mapped onto the declaration) or check your files with Dataset.from_frame first")
+    files = _files(paths, kind)
+    lengths: tuple[int, ...] | None
+    if kind == "parquet":
+        columns = [name for name, spec in schema.columns if not isinstance(spec, Intercept)] + [label]
+        frame, lengths = _parquet_frame(files, columns)
+    elif kind == "csv":
+        frame, lengths = dd.read_csv(files, blocksize=None, **options), None  # one partition per file
+    else:  # pragma: no cover - internal
+        raise ModelError(f"unknown file kind {kind!r}")
+    d = schema.n_features
+    meta = pd.DataFrame({name: pd.Series([], dtype=np.float64) for name in _encoded_names(d)})
+    encoded = frame.map_partitions(_encode_partition, schema=schema, label=label, pair=pair, positive=positive,
+                                   unseen=unseen, unknown_label=unknown_label, meta=meta)
+    arr = encoded.to_dask_array(lengths=list(lengths) if lengths is not None else True)
+    return arr[:, :d], arr[:, d]
+
+
+# ---------------------------------------------------------------------------
+# the data-parallel reductions
+# ---------------------------------------------------------------------------
+
+
+def data_free(loss: Loss) -> Loss:
+    """A shallow copy of ``loss`` without its dataset: what a worker needs to evaluate φ and φ'
+    (the link function and its parameters), not a graph of the whole data."""
+    link = copy.copy(loss)
+    link.__dict__["data"] = None
+    link.__dict__["variable"] = None
+    return link
+
+
+def _clip_block(Xb: np.ndarray, yb: np.ndarray, *rest: np.ndarray, theta: np.ndarray, link: Loss, order: float,
+                cap: float, count_bound: float | None) -> np.ndarray:
+    """One partition's [Σ_i clip(∇ℓ_i) | count] as a (1, d+1) block (the in-memory formulas of
+    :class:`~dpopt.modeling.clipping.ClippedGradient`, row by row)."""
+    if rest:  # a Poisson batch: this partition's rows in it
+        Xb, yb = Xb[rest[0]], yb[rest[0]]
+    c = np.asarray(link.dphi(Xb @ theta, yb), dtype=np.float64)
+    count = 0.0
+    if count_bound is None:  # ClippedGradient._clipped
+        if not math.isinf(cap):
+            size = np.abs(c) * np.linalg.norm(Xb, ord=order, axis=1)
+            over = size > cap
+            c[over] = c[over] * (cap / size[over])
+    else:  # ClippedGradient.sum_and_count
+        size = np.abs(c)
+        size *= np.linalg.norm(Xb, ord=order, axis=1)
+        count = float(np.count_nonzero(size <= count_bound))
+        np.maximum(size, cap, out=size)
+        c *= cap
+        c /= size
+    out = np.empty((1, Xb.shape[1] + 1))
+    out[0, :-1] = Xb.T @ c
+    out[0, -1] = count
+    return out
+
+
+def clipped_sum(loss: Loss, theta: np.ndarray, *, order: float, cap: float, count_bound: float | None = None,
+                mask: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(Σ_i clip(∇ℓ(θ; d_i)), count) over a Dask-backed dataset, reduced on the cluster.
+
+    Parameters
+    ----------
+    loss : Loss
+        Over a Dask-backed dataset.
+    theta : ndarray
+        The current (already private) iterate; sent to every partition.
+    order : float
+        The norm order of the clipping.
+    cap : float
+        Per-example gradients longer than ``cap`` are scaled onto it (``inf``: no clipping).
+    count_bound : float, optional
+        Adaptive clipping (``ClippedGradient.sum_and_count``): also count the examples
+        with ‖∇ℓ_i‖ ≤ count_bound, and scale by ``cap / max(‖∇ℓ_i‖, cap)``.
+    mask : ndarray of bool, optional
+        Only these rows (a Poisson batch of DP-SGD), selected inside each partition.
+    """
+    da = _require_dask()
+    X: Any = loss.data.X
+    y: Any = loss.data.y
+    args: list[Any] = [X, "ij", y, "i"]
+    if mask is not None:
+        args += [da.from_array(np.asarray(mask, dtype=bool), chunks=(X.chunks[0],)), "i"]
+    d = int(X.shape[1])
+    parts = da.blockwise(_clip_block, "ik", *args, new_axes={"k": d + 1}, adjust_chunks={"i": 1},
+                         concatenate=True, dtype=np.float64, meta=np.empty((0, 0)), token="dpopt-clipped-sum",
+                         theta=np.asarray(theta, dtype=np.float64), link=data_free(loss), order=order, cap=cap,
+                         count_bound=count_bound)
+    (total,) = compute(parts.sum(axis=0))
+    total = np.asarray(total, dtype=np.float64)
+    return total[:-1], int(round(float(total[-1])))
+
+
+def _coefficient_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: Loss, order: float,
+                       cap: float) -> np.ndarray:
+    c = np.asarray(link.dphi(Xb @ theta, yb), dtype=np.float64)
+    if not math.isinf(cap):
+        size = np.abs(c) * np.linalg.norm(Xb, ord=order, axis=1)
+        over = size > cap
+        c[over] = c[over] * (cap / size[over])
+    return c
+
+
+def clipped_coefficients(loss: Loss, theta: np.ndarray, *, order: float, cap: float) -> np.ndarray:
+    """The clipped scalars c_i of every row, computed (an n-vector: for tests and small n)."""
+    da = _require_dask()
+    X: Any = loss.data.X
+    y: Any = loss.data.y
+    c = da.blockwise(_coefficient_block, "i", X, "ij", y, "i", concatenate=True, dtype=np.float64,
+                     meta=np.empty((0,)), theta=np.asarray(theta, dtype=np.float64), link=data_free(loss),
+                     order=order, cap=cap)
+    return np.asarray(compute(c)[0], dtype=np.float64)
+
+
+def _value_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: Loss) -> np.ndarray:
+    return np.array([[float(np.sum(link.phi(Xb @ theta, yb)))]])
+
+
+def loss_value(loss: Loss, theta: np.ndarray) -> float:
+    """The average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i) over a Dask-backed dataset (one pass)."""
+    da = _require_dask()
+    X: Any = loss.data.X
+    y: Any = loss.data.y
+    parts = da.blockwise(_value_block, "ik", X, "ij", y, "i", new_axes={"k": 1}, adjust_chunks={"i": 1},
+                         concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+                         theta=np.asarray(theta, dtype=np.float64), link=data_free(loss))
+    (total,) = compute(parts.sum())
+    return float(total) / loss.data.n
+
+
+def materialize(arrays: Sequence[Any]) -> list[np.ndarray]:
+    """Compute Dask arrays to NumPy (tests and small data only: it loads them into memory)."""
+    return [np.asarray(a) for a in compute(*arrays)]
