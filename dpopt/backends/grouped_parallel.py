@@ -57,11 +57,11 @@ from dpopt.backends.highs_grouped import (
     HEURISTIC_POINTS,
     _load_point,
     _new_highs,
-    _prune_margin,
     _Search,
+    next_point,
+    seed_incumbent,
 )
 from dpopt.backends.result import Limit, SolveOptions
-from dpopt.compile.grouped_search import GroupedObjective, local_search, repair
 from dpopt.compile.mip_grouped import GroupedProgram
 from dpopt.executors import Executor, Shared, current_executor, resolve
 from dpopt.modeling.discrete import DiscreteProblem
@@ -233,7 +233,7 @@ def parallel_search(prog: GroupedProgram, problem: DiscreteProblem, options: Sol
     if search.limit is not None:
         return search
     order = np.argsort(search.bounds, kind="stable")
-    _incumbent(prog, problem, search, order, k_c)
+    seed_incumbent(prog, problem, search, order, k_c)
     bar.phase("highs-grouped: MIP pass", order.size)
     _mip_pass(search, order, executor, handle, call, eta, options, deadline, bar)
     return search
@@ -287,21 +287,6 @@ def _lp_pass(prog: GroupedProgram, search: _Search, executor: Executor, handle: 
     return k_c
 
 
-def _incumbent(prog: GroupedProgram, problem: DiscreteProblem, search: _Search, order: np.ndarray,
-               k_c: dict[int, np.ndarray]) -> None:
-    """Local search from the rounded LP optima of the points with the smallest bounds (as sequentially)."""
-    for i in order[:HEURISTIC_POINTS]:
-        if int(i) not in k_c:
-            continue
-        ks = prog.points[i]
-        costs, z_upper, const = prog.costs(problem, ks)
-        t_s = int(ks @ ks)
-        objective = GroupedObjective(prog, costs, z_upper, const, t_s)
-        k, value = local_search(objective, repair(prog, k_c[int(i)], t_s))
-        if value < search.incumbent:
-            search.incumbent, search.best_k = value, prog.point(ks, k)
-
-
 def _mip_pass(search: _Search, order: np.ndarray, executor: Executor, handle: Shared, call: str,
               eta: np.ndarray | None, options: SolveOptions, deadline: float | None, bar: Tracker) -> None:
     queue = iter(order.tolist())
@@ -309,7 +294,7 @@ def _mip_pass(search: _Search, order: np.ndarray, executor: Executor, handle: Sh
     exhausted = False
     while True:
         while not exhausted and len(in_flight) < executor.workers and search.limit is None:
-            i = _next_point(search, queue, bar)
+            i = next_point(search, queue, bar)
             if i is None:
                 exhausted = True
                 break
@@ -329,20 +314,6 @@ def _mip_pass(search: _Search, order: np.ndarray, executor: Executor, handle: Sh
             break
     for f in in_flight:  # stopped early: the rest is not needed (a running task ends at its own limit)
         f.cancel()
-
-
-def _next_point(search: _Search, queue: Any, bar: Tracker) -> int | None:
-    """The next point in LP order that needs a MIP (pruning the ones the incumbent settles)."""
-    for i in queue:
-        bar.advance(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
-        if search.finished[i]:
-            continue
-        if search.bounds[i] >= search.incumbent + _prune_margin(search.incumbent):
-            search.finished[i] = True
-            search.pruned += 1
-            continue
-        return int(i)
-    return None
 
 
 def _apply(search: _Search, i: int, cutoff: float, out: dict[str, Any], options: SolveOptions) -> None:

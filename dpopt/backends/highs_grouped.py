@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,39 +187,20 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
             elif status == highspy.HighsModelStatus.kInfeasible:
                 search.bounds[i], search.finished[i] = math.inf, True
         order = np.argsort(search.bounds, kind="stable")
-        self._incumbent(prog, problem, search, order, lp_solutions)
+        seed_incumbent(prog, problem, search, order, {int(i): prog.k_from_columns(lp_solutions[int(i)])
+                                                      for i in order[:HEURISTIC_POINTS] if int(i) in lp_solutions})
         lp_solutions.clear()
         h.setOptionValue("solve_relaxation", False)
         bar.phase(f"{self.name}: MIP pass", order.size)
-        for i in order:
-            bar.advance(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
-            if search.finished[i]:
-                continue
-            if search.bounds[i] >= search.incumbent + _prune_margin(search.incumbent):
-                search.finished[i] = True
-                search.pruned += 1
-                continue
+        queue = iter(order.tolist())
+        while (point := next_point(search, queue, bar)) is not None:
             if _expired(deadline):
                 search.limit = Limit.TIME
                 return search
-            self._solve_point(h, prog, problem, search, int(i), deadline, options)
+            self._solve_point(h, prog, problem, search, point, deadline, options)
             if search.failure is not None or search.limit is not None:
                 return search
         return search
-
-    def _incumbent(self, prog: GroupedProgram, problem: DiscreteProblem, search: _Search, order: np.ndarray,
-                   lp_solutions: dict[int, np.ndarray]) -> None:
-        """Local search from the rounded LP optima of the points with the smallest bounds."""
-        for i in order[:HEURISTIC_POINTS]:
-            if int(i) not in lp_solutions:
-                continue
-            ks = prog.points[i]
-            costs, z_upper, const = prog.costs(problem, ks)
-            t_s = int(ks @ ks)
-            objective = GroupedObjective(prog, costs, z_upper, const, t_s)
-            k_c, value = local_search(objective, repair(prog, prog.k_from_columns(lp_solutions[int(i)]), t_s))
-            if value < search.incumbent:
-                search.incumbent, search.best_k = value, prog.point(ks, k_c)
 
     def _solve_point(self, h: Any, prog: GroupedProgram, problem: DiscreteProblem, search: _Search, i: int,
                      deadline: float | None, options: SolveOptions) -> None:
@@ -290,6 +272,37 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
             limit=limit, primal_bound=primal, dual_bound=dual, gap=gap,
             recheck=check, message="; ".join(notes),
         )
+
+
+def seed_incumbent(prog: GroupedProgram, problem: DiscreteProblem, search: _Search, order: np.ndarray,
+                   k_c: dict[int, np.ndarray]) -> None:
+    """The incumbent heuristic: local search from the rounded LP optima ``k_c`` (by point index) of
+    the :data:`HEURISTIC_POINTS` points with the smallest LP bounds; updates ``search``."""
+    for i in order[:HEURISTIC_POINTS]:
+        if int(i) not in k_c:
+            continue
+        ks = prog.points[i]
+        costs, z_upper, const = prog.costs(problem, ks)
+        t_s = int(ks @ ks)
+        objective = GroupedObjective(prog, costs, z_upper, const, t_s)
+        k, value = local_search(objective, repair(prog, k_c[int(i)], t_s))
+        if value < search.incumbent:
+            search.incumbent, search.best_k = value, prog.point(ks, k)
+
+
+def next_point(search: _Search, queue: Iterator[int], bar: Tracker) -> int | None:
+    """The next point of ``queue`` (LP order) that needs a MIP, pruning on the way the points the
+    incumbent settles (an LP bound at least the prune margin above it)."""
+    for i in queue:
+        bar.advance(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
+        if search.finished[i]:
+            continue
+        if search.bounds[i] >= search.incumbent + _prune_margin(search.incumbent):
+            search.finished[i] = True
+            search.pruned += 1
+            continue
+        return int(i)
+    return None
 
 
 def _prune_margin(value: float) -> float:

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 import dpopt as dp
+from dpopt.bench.arguments import parse
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import load_adult
 from dpopt.errors import UncertifiedOracleError
@@ -328,10 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns an exit code (0 on success)."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     bad = [m for m in args.mechanisms if m not in MECHANISMS]
     if bad:
         print(f"error: unknown mechanism(s) {', '.join(bad)}; choose from {', '.join(MECHANISMS)}", file=sys.stderr)

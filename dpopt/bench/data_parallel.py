@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from dpopt.bench.arguments import positive_float, positive_int
+from dpopt.bench.arguments import parse, positive_float, positive_int
 
 NAME = "data-parallel"
 GRID = 1000  # entries are k/GRID on [-1, 1]
@@ -238,10 +238,9 @@ def render(s: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its table; 0 when the subsample runs agree to 1e-8."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     try:
         import dask  # noqa: F401
         import distributed  # noqa: F401

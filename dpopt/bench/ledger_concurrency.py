@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpopt.bench.arguments import positive_float, positive_int
+from dpopt.bench.arguments import parse, positive_float, positive_int
 from dpopt.errors import BudgetExceededError
 from dpopt.privacy.sqlite_ledger import SQLiteLedger
 
@@ -168,10 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns 0 when nothing was lost and the budget held, else 1."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     budget = args.budget if args.budget is not None else args.processes * args.charges * args.epsilon / 2
     if args.file is not None and args.file.exists():
         print(f"error: {args.file} exists; pass a new file name", file=sys.stderr)

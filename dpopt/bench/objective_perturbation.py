@@ -59,7 +59,7 @@ import numpy as np
 
 import dpopt as dp
 from dpopt.backends.profiles import resolve
-from dpopt.bench.arguments import positive_floats, positive_int
+from dpopt.bench.arguments import parse, positive_floats, positive_int
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import adult_train_test
 from dpopt.errors import UncertifiedOracleError
@@ -224,10 +224,9 @@ def _median(values: Sequence[float]) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns an exit code (0 on success)."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     if not (0.0 < args.delta < 1.0):
         print("error: --delta must lie in (0, 1) (the δ = 0 column always runs)", file=sys.stderr)
         return 2

@@ -76,7 +76,7 @@ import numpy as np
 
 from dpopt.backends import registry
 from dpopt.backends.result import OracleResult, SolveOptions
-from dpopt.bench.arguments import int_list
+from dpopt.bench.arguments import int_list, parse
 from dpopt.bench.output import write_outputs
 from dpopt.compile.mip_pyomo import (
     MAX_COEFFICIENT,
@@ -470,10 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns an exit code (0 on success)."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     if args.draws < 1 or args.threads < 1:
         print("error: --draws and --threads must be at least 1", file=sys.stderr)
         return 2

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 import dpopt as dp
-from dpopt.bench.arguments import int_list
+from dpopt.bench.arguments import int_list, parse
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import make_regression
 from dpopt.mechanisms.mirror_descent import NoiseMode
@@ -171,10 +171,9 @@ def _timed(fn: Callable[[], tuple[float, int, float]]) -> tuple[tuple[float, int
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns an exit code (0 on success)."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in PAPER_SLOPES]
     if unknown or args.seeds < 1 or not (args.epsilon > 0 and 0 < args.delta < 1):

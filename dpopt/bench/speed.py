@@ -53,7 +53,7 @@ import numpy as np
 
 import dpopt as dp
 from dpopt.backends.profiles import resolve
-from dpopt.bench.arguments import positive_float, positive_int
+from dpopt.bench.arguments import parse, positive_float, positive_int
 
 NAME = "speed"
 DEFAULT_REPEATS = 7
@@ -244,10 +244,9 @@ def datasets(args: argparse.Namespace) -> list[tuple[str, dp.Dataset]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns an exit code (0 on success)."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    args = parse(parser, argv)
+    if isinstance(args, int):
+        return args
     if not (0.0 <= args.delta < 1.0):
         print("error: --delta must lie in [0, 1)", file=sys.stderr)
         return 2

@@ -63,12 +63,7 @@ def _inverse(order: float) -> float:
 
 
 def _as_finite_array(a: object, name: str, ndim: int) -> np.ndarray:
-    try:
-        arr = np.array(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError(f"{name} must be numeric") from None
-    if arr.ndim != ndim:
-        raise DataError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    arr = _numeric_array(a, name, ndim)
     if not np.all(np.isfinite(arr)):
         raise DataError(f"{name} contains NaN or inf entries; remove or impute them first")
     return arr
