@@ -77,3 +77,8 @@ class UncertifiedOracleError(DpoptError, RuntimeError):
 
 class LedgerError(DpoptError, ValueError):
     """A ledger file is missing, is not a dpopt ledger, lacks the dataset, or cannot be used."""
+
+
+class ExecutorError(DpoptError, ValueError):
+    """An executor name, option or scheduler address that cannot be used, or a worker pool that
+    cannot start (:mod:`dpopt.executors`); raised before any budget is charged."""

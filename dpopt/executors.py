@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from dpopt.errors import BackendUnavailableError, DpoptError
+from dpopt.errors import BackendUnavailableError, ExecutorError
 
 __all__ = [
     "DaskExecutor", "Executor", "ExecutorError", "ExecutorSpec", "InProcessExecutor", "NAMES",
@@ -63,10 +63,6 @@ WORKER_CACHE_SIZE = 4
 
 #: what ``run(..., executor=)`` accepts: a name, an Executor, a ``distributed.Client`` or None
 ExecutorSpec = Union[str, "Executor", Any, None]
-
-
-class ExecutorError(DpoptError, ValueError):
-    """An executor name, option or scheduler address that cannot be used."""
 
 
 # ---------------------------------------------------------------------------

@@ -115,8 +115,9 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
             pool.close()
         raise
     rng, seed_info = make_rng(seed)
-    with pool if owned else nullcontext(pool), mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
-                                      mechanism=mechanism.name, parameters=parameters) as spend:
+    closing = pool if owned else nullcontext(pool)  # close only what this run started
+    with closing, mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
+                                         mechanism=mechanism.name, parameters=parameters) as spend:
         try:
             with private_run(mechanism.name, diagnostics=keep_diagnostics), use_executor(pool):
                 outcome = work(rng)
