@@ -203,3 +203,23 @@ def test_cli_executor_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_executor_errors_are_dpopt_errors() -> None:
     assert issubclass(ExecutorError, DpoptError)
+
+
+def test_cli_unreachable_scheduler_is_refused_without_a_charge(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed")
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger
+
+    model = tmp_path / "model.py"
+    model.write_text(_MODEL)
+    book = tmp_path / "budget.sqlite"
+    SQLiteLedger(book, dataset="demo", epsilon_budget=5.0, delta_budget=1e-3).close()
+    code = main(["solve", str(model), "--scheduler", "tcp://127.0.0.1:9", "--ledger", str(book),
+                 "--dataset", "demo", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot reach the Dask scheduler" in err and "Traceback" not in err
+    reopened = SQLiteLedger.open(book, dataset="demo")
+    try:
+        assert reopened.charges == ()
+    finally:
+        reopened.close()

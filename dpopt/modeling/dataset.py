@@ -182,7 +182,8 @@ class Dataset:
         bound and labels are clipped to ``[-y_bound, y_bound]``: data that does not fit
         its declaration is mapped onto it row by row.  ``clip=False`` raises
         :class:`~dpopt.errors.DataError` instead; that refusal depends on the values, so
-        it is for checking one's own data, not for a private pipeline.
+        it is for checking one's own data, not for a private pipeline (refused for
+        Dask-backed ``X``/``y``, whose rows are first read inside a run).
     schema : Schema, optional
         The public declaration of the columns.  With a schema, ``X`` is first mapped onto
         it row by row (:meth:`Schema.map_rows`: rounded onto the declared grid, clipped to
@@ -502,9 +503,11 @@ class Dataset:
 
         Notes
         -----
-        Needs the optional ``dask[dataframe]`` and ``pyarrow`` packages.  A value a partition
-        cannot encode (NaN in a numeric column, a non-numeric label without ``classes``) raises
-        :class:`~dpopt.errors.DataError` when that partition is first computed, not here.
+        Needs the optional ``dask[dataframe]`` and ``pyarrow`` packages.  A partition is first
+        read inside a run, after the charge, so nothing there refuses a value: a missing,
+        infinite or non-numeric entry (also a non-numeric label without ``classes``) is read
+        as 0 and mapped onto the declaration.  ``clip=False``, ``unseen="error"`` and
+        ``unknown_label="error"``, which refuse rows by their values, are refused here.
         """
         _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         return cls._from_files("parquet", paths, schema, label, classes=classes, positive=positive,

@@ -6,10 +6,13 @@ larger than one machine's memory can be used by the first-order mechanisms (DP-G
 DP-SGD, Frank–Wolfe, mirror descent).  This module holds everything that touches such
 data; the rest of dpopt sees the same Dataset/ClippedGradient interface as in memory.
 
-* **Lazy, per-partition rules.**  The in-memory rules of a dataset — NaN/inf refused,
-  rows mapped onto the schema and onto the declared norm bound, labels clipped — are
-  applied to each partition with ``map_blocks`` when it is computed
-  (:func:`lazy_dataset_arrays`).  Bounds come from declarations only.
+* **Lazy, per-partition rules.**  The in-memory rules of a dataset — rows mapped onto the
+  schema and onto the declared norm bound, labels clipped — are applied to each partition
+  with ``map_blocks`` when it is computed (:func:`lazy_dataset_arrays`).  Bounds come from
+  declarations only.  A partition is first computed inside a run, after the charge, so
+  nothing there refuses a value: NaN/inf and non-numeric entries are read as 0 and then
+  mapped (in memory they are refused when the dataset is built), and the policies that
+  refuse rows by their values are refused when a Dask-backed dataset is built.
 * **Partitions come from files.**  :func:`read_encoded` makes one partition per file
   (``Dataset.from_parquet`` / ``from_csv`` with many files); each is encoded with the
   schema through ``dask.dataframe``'s ``map_partitions`` with an explicit ``meta``.  The
