@@ -20,6 +20,7 @@ from dpopt.backends.verify import (
 from dpopt.datasets import load_adult
 from dpopt.errors import MechanismError, ModelError, UncertifiedOracleError
 from dpopt.modeling.discrete import brute_force
+from dpopt.testing.declarations import hide_data_values
 
 BIG_M = [n for n in ("highs", "scip", "cpsat") if registry.get(n).available()]
 SCIP = ScipGroupedVerifier.available()
@@ -199,19 +200,6 @@ def test_default_run_on_adult_is_verified_by_scip_grouped(adult):
 
 # -- the choice reads no data values ----------------------------------------------------------
 
-class _ShapeOnly:
-    def __init__(self, shape):
-        self.shape, self.ndim = shape, len(shape)
-
-    def __len__(self):
-        return self.shape[0]
-
-    def _read(self, *args, **kwargs):
-        raise AssertionError("the verifier rule read a data value")
-
-    __array__ = __getitem__ = __iter__ = __float__ = _read
-
-
 @pytest.mark.parametrize("primary", ["highs-grouped", "highs", "cpsat", "scip", "bruteforce", "third-party"])
 @pytest.mark.parametrize("case", ["adult", "numeric", "small"])
 def test_choice_reads_no_values(monkeypatch, adult, primary, case):
@@ -219,11 +207,7 @@ def test_choice_reads_no_values(monkeypatch, adult, primary, case):
                "numeric": lambda: _problem(_numeric(300, 10), dp.IntegerGrid(1, -1, 1)),
                "small": lambda: _small(0)}[case]()
     before = choose_verifier(primary, problem)
-    data = problem.loss.data
-    for name, shape in {"X": data.X.shape, "y": data.y.shape}.items():
-        monkeypatch.setattr(dp.Dataset, name, property(lambda self, shape=shape: _ShapeOnly(shape)), raising=False)
-    for name in ("weights", "integer_rows"):
-        monkeypatch.setattr(dp.ZeroOneLoss, name, property(_ShapeOnly._read), raising=False)
+    hide_data_values(monkeypatch, problem)
     with pytest.raises(AssertionError, match="read a data value"):
         np.asarray(problem.loss.data.X)
     assert choose_verifier(primary, problem) == before

@@ -20,6 +20,7 @@ from dpopt.backends.highs_grouped import HighsGroupedBackend
 from dpopt.backends.profiles import resolve
 from dpopt.datasets import load_adult
 from dpopt.errors import ModelError
+from dpopt.testing.declarations import hide_data_values
 
 HIGHSPY = registry.get("highs-grouped").available()
 needs_highspy = pytest.mark.skipif(not HIGHSPY, reason="highspy is not installed (highs-grouped, highs)")
@@ -97,38 +98,13 @@ def test_first_installed_candidate(monkeypatch, adult):
 
 # -- it reads no values ----------------------------------------------------------------------
 
-class _ShapeOnly:
-    """Garbage of the right shape: its shape is public, any read of a value raises."""
-
-    def __init__(self, shape):
-        self.shape, self.ndim = shape, len(shape)
-
-    def __len__(self):
-        return self.shape[0]
-
-    def _read(self, *args, **kwargs):
-        raise AssertionError("the auto rule read a data value")
-
-    __array__ = __getitem__ = __iter__ = __float__ = _read
-
-
-def _forbid(monkeypatch, problem):
-    """Replace X and y by shape-only garbage and make the weights and integer rows unreadable."""
-    data = problem.loss.data
-    shapes = {"X": data.X.shape, "y": data.y.shape}
-    for name, shape in shapes.items():  # a property on the class shadows the instance attribute
-        monkeypatch.setattr(dp.Dataset, name, property(lambda self, shape=shape: _ShapeOnly(shape)), raising=False)
-    for name in ("weights", "integer_rows"):
-        monkeypatch.setattr(dp.ZeroOneLoss, name, property(_ShapeOnly._read), raising=False)
-
-
 @pytest.mark.parametrize("case", ["adult", "numeric", "tiny"])
 def test_choice_reads_no_values(monkeypatch, adult, case):
     problem = {"adult": lambda: _problem(adult, dp.IntegerGrid(1, -1, 1)),
                "numeric": lambda: _problem(_numeric(300, 10), dp.IntegerGrid(1, -1, 1)),
                "tiny": _tiny}[case]()
     before = discrete_candidates(problem)
-    _forbid(monkeypatch, problem)
+    hide_data_values(monkeypatch, problem)
     with pytest.raises(AssertionError, match="read a data value"):  # the garbage is in place
         np.asarray(problem.loss.data.X)
     assert discrete_candidates(problem) == before
