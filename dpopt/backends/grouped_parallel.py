@@ -63,11 +63,11 @@ from dpopt.backends.highs_grouped import (
 )
 from dpopt.backends.result import Limit, SolveOptions
 from dpopt.compile.mip_grouped import GroupedProgram
-from dpopt.executors import Executor, Shared, current_executor, resolve
+from dpopt.executors import Executor, Shared, resolve
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.progress import OFF, Tracker
 
-__all__ = ["CHUNKS_PER_WORKER", "parallel_search", "search_executor"]
+__all__ = ["CHUNKS_PER_WORKER", "parallel_search"]
 
 #: LP-pass chunks per worker (contiguous runs of points; more chunks balance the load better,
 #: fewer keep more warm starts)
@@ -330,15 +330,3 @@ def _apply(search: _Search, i: int, cutoff: float, out: dict[str, Any], options:
         search.limit = Limit.TIME if out["status"] == "time" else (Limit.NODES if options.max_iterations else Limit.ITERATIONS)
     else:
         search.failure = out["status"]
-
-
-# ---------------------------------------------------------------------------
-# which executor a call uses
-# ---------------------------------------------------------------------------
-
-
-def search_executor(prog: GroupedProgram) -> Executor:
-    """The executor of one oracle call: the run's (:func:`~dpopt.executors.current_executor`).
-
-    Decided from the run's arguments only, never from the data."""
-    return current_executor()

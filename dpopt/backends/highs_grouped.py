@@ -66,6 +66,7 @@ from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOption
 from dpopt.compile.grouped_search import GroupedObjective, local_search, repair
 from dpopt.compile.mip_grouped import GroupedProgram, compile_grouped
 from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.executors import current_executor
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.progress import OFF, Tracker, track
 
@@ -147,9 +148,11 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
         try:  # the display shows data-dependent counts and values only with diagnostics (dpopt.progress)
             with track(f"{self.name}: {prog.points.shape[0]} enumerated points", prog.points.shape[0],
                        counts="data") as bar:
-                from dpopt.backends.grouped_parallel import parallel_search, search_executor
+                from dpopt.backends.grouped_parallel import (
+                    parallel_search,  # it imports this module
+                )
 
-                executor = search_executor(prog)  # the run's executor (issue 14); never part of the result
+                executor = current_executor()  # the run's, from its arguments (issue 14); never in the result
                 if executor.workers > 1:
                     search = parallel_search(prog, problem, options, deadline, executor, bar)
                 else:

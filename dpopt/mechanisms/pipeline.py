@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpopt.backends.profiles import ExecutorSettings, profile_executor
 from dpopt.backends.result import OracleResult
 from dpopt.errors import UncertifiedOracleError
 from dpopt.executors import Executor, current_executor, resolve_executor, use_executor
@@ -140,8 +141,6 @@ def _executor_for(executor: Any, solver: Any) -> tuple[Executor, bool]:
     """The run's executor and whether the run owns it (and closes it at the end): the argument,
     else a solver profile's ``executor`` keys, else the executor already in use (a caller's
     :func:`~dpopt.executors.use_executor`; in-process by default)."""
-    from dpopt.backends.profiles import ExecutorSettings, profile_executor
-
     if isinstance(executor, Executor):
         return executor, False
     spec = profile_executor(solver) if executor is None else executor

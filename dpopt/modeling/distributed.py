@@ -216,14 +216,14 @@ def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any
     from dpopt.modeling.dataset import label_values
     from dpopt.modeling.schema import Categorical, Intercept
 
-    frame = frame.copy()
-    for name, spec in schema.columns:
-        if not isinstance(spec, (Categorical, Intercept)):
-            frame[name] = pd.to_numeric(frame[name], errors="coerce")
-    if pair is None and positive is None:
-        frame[label] = pd.to_numeric(frame[label], errors="coerce")
-    X = schema.encode(frame, unseen=unseen, mapped=False) if len(frame) else np.empty((0, schema.n_features))
-    yv = np.asarray(label_values(frame, label, pair, positive, unknown_label), dtype=np.float64)
+    def column(name: str, numeric: bool) -> Any:  # read, never refused: a non-number becomes NaN
+        return pd.to_numeric(frame[name], errors="coerce") if numeric else frame[name]
+
+    table = {name: column(name, not isinstance(spec, Categorical))
+             for name, spec in schema.columns if not isinstance(spec, Intercept)}
+    labels = {label: column(label, pair is None and positive is None)}
+    X = schema.encode(table, unseen=unseen, mapped=False) if len(frame) else np.empty((0, schema.n_features))
+    yv = np.asarray(label_values(labels, label, pair, positive, unknown_label), dtype=np.float64)
     return pd.DataFrame(np.column_stack([X, yv]), columns=_encoded_names(schema.n_features), index=frame.index)
 
 
