@@ -28,6 +28,7 @@ from dpopt.executors import (
     InProcessExecutor,
     current_executor,
     resolve_executor,
+    use_executor,
 )
 from dpopt.mechanisms.base import Mechanism
 
@@ -168,6 +169,11 @@ def test_the_profile_executor_is_used_by_the_run(problem: dp.Problem, tmp_path: 
     asked.clear()
     dp.ObjectivePerturbation(1.0, 1e-5).run(problem, solver=path, seed=0, executor="inprocess")
     assert asked == [("inprocess", None, None)]  # the argument wins over the profile
+    asked.clear()
+    outer = _Counting()
+    with use_executor(outer):  # a caller's (or an outer run's) executor: no second pool is started
+        dp.ObjectivePerturbation(1.0, 1e-5).run(problem, solver=path, seed=0)
+    assert asked == [] and outer.closed == 0
 
 
 # ------------------------------------------------------------------ the CLI

@@ -333,7 +333,7 @@ class ConvexMechanism(Mechanism):
                            results=(result,), details=details)
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
                            feature_names=problem.feature_names)
 
     @staticmethod

@@ -104,6 +104,7 @@ class OracleSession:
     rule: str | None = None  # why solver="auto" chose the backend (public), None for an explicit solver
     verifier: VerifierChoice | None = None  # the cross-check (public), None when verification is off
     checker: Verifier | None = None  # the prepared verifier (after the charge)
+    profile: SolverProfile | None = None  # the resolved solver profile (its executor keys, for the pipeline)
 
     @property
     def limited(self) -> bool:
@@ -178,7 +179,7 @@ class DiscreteMechanism(Mechanism):
         verifier = None
         if self.verify and profile.verify is not False:  # from public facts only (dpopt.backends.verify)
             verifier = choose_verifier(backend.name, template)
-        return OracleSession(template, backend, version, options, rule=rule, verifier=verifier)
+        return OracleSession(template, backend, version, options, rule=rule, verifier=verifier, profile=profile)
 
     def _acceptance(self) -> str:
         if self.alpha > 0:
@@ -189,7 +190,7 @@ class DiscreteMechanism(Mechanism):
     def _execute(self, session: OracleSession, draw: Callable[[np.random.Generator], Iterable[np.ndarray]],
                  finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray], *,
                  parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool,
-                 executor: ExecutorSpec = None, solver: Solver = "auto") -> Release:
+                 executor: ExecutorSpec = None) -> Release:
         """The pipeline for a discrete mechanism: charge, compile, solve every η, release.
 
         Parameters
@@ -200,8 +201,8 @@ class DiscreteMechanism(Mechanism):
             ``draw(rng)`` → the noise vectors, one per oracle call (drawn lazily).
         finish : callable
             ``finish(rng, results)`` → the released vector from the accepted results.
-        executor, solver
-            The run's arguments (:func:`~dpopt.mechanisms.pipeline.run_private`).
+        executor
+            The run's argument (:func:`~dpopt.mechanisms.pipeline.run_private`).
         """
         call = OracleCall(session.backend.name, session.version, "oracle", self._acceptance())
         notes: tuple[str, ...] = (LIMIT_NOTE,) if session.limited else ()
@@ -238,7 +239,7 @@ class DiscreteMechanism(Mechanism):
 
         return run_private(self, work, problem=session.template.summary(), parameters=parameters,
                            seed=seed, keep_diagnostics=keep_diagnostics, notes=notes,
-                           executor=executor, solver=solver,
+                           executor=executor, solver=session.profile,
                            feature_names=session.template.loss.data.feature_names)
 
     def _verifier_call(self, session: OracleSession) -> OracleCall | None:

@@ -776,6 +776,7 @@ class GaussianFrankWolfe(Mechanism):
         lmo: Callable[[np.ndarray], np.ndarray] = c.lmo
         calls: tuple[OracleCall, ...] = ()
         parameters = dict(plan.parameters)
+        profile: SolverProfile | None = None
         if c.lmo_is_lp:
             backend, profile = programs.resolve_lp_backend(solver)
             calls = (OracleCall(backend.name, backend.require(), f"step solver ({plan.steps} LMO calls)",
@@ -791,7 +792,7 @@ class GaussianFrankWolfe(Mechanism):
                                                 plan.steps, draw, self.step), calls=calls)
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
                            feature_names=problem.feature_names)
 
 

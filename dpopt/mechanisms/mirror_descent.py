@@ -67,7 +67,7 @@ from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
 from dpopt.executors import ExecutorSpec
-from dpopt.mechanisms.base import STEPS, Mechanism
+from dpopt.mechanisms.base import STEPS, Mechanism, refuse_unused_solver
 from dpopt.mechanisms.bregman import ACCEPTANCE, BregmanProgram, bregman_step, compile_bregman_step
 from dpopt.mechanisms.params import Instance, Integral, Interval, Options, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome, run_private
@@ -319,7 +319,7 @@ class PrivateMirrorDescent(Mechanism):
         """
         self._check_time_limit(time_limit)
         plan = self.plan(problem)
-        program, backend, options = None, None, None
+        program, backend, options, profile = None, None, None, None
         calls: tuple[OracleCall, ...] = ()
         parameters = dict(plan.parameters)
         if plan.potential.start() is None:  # a potential without a closed-form step
@@ -329,19 +329,16 @@ class PrivateMirrorDescent(Mechanism):
             options = programs.step_options(profile, time_limit=time_limit)
             parameters["step_backend"] = backend.name
             calls = (OracleCall(backend.name, version, f"step solver ({plan.steps + 1} mirror steps)", ACCEPTANCE),)
-        elif programs.is_explicit(solver) or time_limit is not None:
-            raise MechanismError(
-                f"{self.name} calls no solver on this problem (the {plan.potential.name} potential's mirror "
-                "steps are closed form), so an explicit solver or time_limit would have no effect; drop it "
-                "(solver='auto')"
-            )
+        else:
+            refuse_unused_solver(self, solver, time_limit, f"the {plan.potential.name} potential's mirror steps "
+                                 "are closed form")
 
         def work(rng: np.random.Generator) -> Outcome:
             theta, counts = self._iterate(problem, plan, rng, program, backend, options)
             return Outcome(theta, calls=calls, details=counts)  # counts depend on the data: diagnostics only
 
         return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
+                           keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
                            feature_names=problem.feature_names)
 
     def _iterate(self, problem: Problem, plan: MirrorPlan, rng: np.random.Generator,

@@ -195,4 +195,4 @@ class OPSamp(DiscreteMechanism):
             return np.asarray(avg + mu, dtype=np.float64)
 
         return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics, executor=executor, solver=solver)
+                             keep_diagnostics=keep_diagnostics, executor=executor)

@@ -34,7 +34,7 @@ import numpy as np
 from dpopt.backends.profiles import ExecutorSettings, profile_executor
 from dpopt.backends.result import OracleResult
 from dpopt.errors import UncertifiedOracleError
-from dpopt.executors import Executor, current_executor, resolve_executor, use_executor
+from dpopt.executors import DEFAULT, Executor, current_executor, resolve_executor, use_executor
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
 from dpopt.privacy.rng import make_rng
 from dpopt.progress import private_run
@@ -101,11 +101,13 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
         Public names of θ's coordinates (``problem.feature_names``), carried into the release.
     executor : str, Executor, ExecutorSettings or dask Client, optional
         Where the parallel work runs (:func:`dpopt.executors.resolve_executor`); None: the
-        solver profile's ``executor`` key if ``solver`` is a profile, else in-process.  It is
+        executor already in use (a caller's ``use_executor``, an outer run's), else the solver
+        profile's ``executor`` keys if ``solver`` is a profile, else in-process.  It is
         resolved (a cluster started, a scheduler reached) after the budget check and before
         the charge, so a bad address costs nothing; which worker ran what is never released.
     solver : str, path, SolverProfile or Backend, optional
-        The run's solver argument, read only for a profile's ``executor``/``scheduler``/``workers``.
+        The run's solver (best: the profile the mechanism resolved), read only for a profile's
+        ``executor``/``scheduler``/``workers``.
     """
     mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
     pool, owned = _executor_for(executor, solver)
@@ -138,14 +140,22 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
 
 
 def _executor_for(executor: Any, solver: Any) -> tuple[Executor, bool]:
-    """The run's executor and whether the run owns it (and closes it at the end): the argument,
-    else a solver profile's ``executor`` keys, else the executor already in use (a caller's
-    :func:`~dpopt.executors.use_executor`; in-process by default)."""
+    """The run's executor and whether the run owns it (and closes it at the end).
+
+    The argument; else the executor already in use — a caller's
+    :func:`~dpopt.executors.use_executor`, or the outer run of a nested one (PrivateSelection's
+    candidates): never a second pool per candidate; else a solver profile's ``executor`` keys
+    (``solver``: the profile the mechanism resolved, so it is not read again); else in-process.
+    """
     if isinstance(executor, Executor):
         return executor, False
-    spec = profile_executor(solver) if executor is None else executor
-    if spec is None:
-        return current_executor(), False
-    if isinstance(spec, ExecutorSettings):
-        return resolve_executor(spec.executor, scheduler=spec.scheduler, workers=spec.workers), True
-    return resolve_executor(spec), True
+    if executor is None:
+        current = current_executor()
+        if current is not DEFAULT:
+            return current, False
+        executor = profile_executor(solver)
+        if executor is None:
+            return current, False
+    if isinstance(executor, ExecutorSettings):
+        return resolve_executor(executor.executor, scheduler=executor.scheduler, workers=executor.workers), True
+    return resolve_executor(executor), True

@@ -173,4 +173,4 @@ class RSPM(DiscreteMechanism):
             return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
 
         return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics, executor=executor, solver=solver)
+                             keep_diagnostics=keep_diagnostics, executor=executor)
