@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test bench lint typecheck clean
+.PHONY: demo test bench docs lint typecheck clean
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ $(VENV)/.bench: $(VENV)/.base
 	$(PIP) install -q -e '.[bench]'
 	touch $@
 
+$(VENV)/.docs: $(VENV)/.base
+	$(PIP) install -q -e '.[docs]'
+	touch $@
+
 demo: $(VENV)/.base
 	$(VENV)/bin/dpopt solve models/private_logistic_regression.py --epsilon 1.0 --delta 1e-6
 
@@ -29,9 +33,15 @@ test: $(VENV)/.test
 bench: $(VENV)/.bench
 	$(VENV)/bin/dpopt bench objective-perturbation
 
+# the documentation site (docs/): HTML in docs/_build/html, every warning an error; the API
+# pages (docs/generated) are made afresh, so a name removed from __all__ leaves no stale page
+docs: $(VENV)/.docs
+	rm -rf docs/generated
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache docs/_build docs/generated

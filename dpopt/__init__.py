@@ -5,53 +5,191 @@
 >>> theta = dp.Variable(data.n_features)                           # doctest: +SKIP
 >>> problem = dp.Problem(dp.LogisticLoss(data, theta), constraint=dp.L2Ball(theta, 10.0))  # doctest: +SKIP
 >>> release = dp.ObjectivePerturbation(epsilon=1.0, delta=1e-6).run(problem, solver="clarabel")  # doctest: +SKIP
+
+The top level holds what a model uses: the data and its schema, the variable, the losses,
+the common constraint sets and regularizers, the problems, every mechanism, the release and
+the ledgers.  Specialist names live in sub-namespaces:
+
+``dpopt.sets``
+    Every constraint set, with the rarer ones (polytopes, group-ℓ1 and nuclear-norm balls,
+    unit balls of submodular norms) and the base class.
+``dpopt.submodular``
+    Submodular set functions and the norms (regularizer, ball) they define.
+``dpopt.losses``
+    Every loss and the base class for a loss of one's own.
+``dpopt.potentials``
+    Mirror-descent potentials (``PrivateMirrorDescent(potential=...)``).
+``dpopt.backends``
+    Solver backends: ``get(name)``, ``names()`` and the result types.
+``dpopt.errors``
+    The exception and warning classes.
+
+Names are imported on first use (PEP 562), so ``import dpopt`` loads no solver package.
 """
 
-from dpopt import errors
-from dpopt.backends.registry import get as get_backend
-from dpopt.backends.registry import names as backend_names
-from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
-from dpopt.mechanisms import (
-    RSPM,
-    GaussianFrankWolfe,
-    Mechanism,
-    ObjectivePerturbation,
-    OPDisc,
-    OPSamp,
-    OutputPerturbation,
-    PolytopeFrankWolfe,
-    PrivateMirrorDescent,
-    Release,
-    default_ledger,
-)
-from dpopt.modeling import *  # noqa: F403
-from dpopt.modeling import __all__ as _modeling_all
-from dpopt.modeling.discrete import DiscreteProblem
-from dpopt.modeling.domains import IntegerGrid
-from dpopt.modeling.zero_one import ZeroOneLoss
-from dpopt.privacy.ledger import Ledger
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dpopt._lazy import attach
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it (tool.setuptools.dynamic)
 
+if TYPE_CHECKING:
+    from dpopt import backends, errors, losses, potentials, sets, submodular
+    from dpopt.backends.result import Limit
+    from dpopt.mechanisms.base import Mechanism, default_ledger
+    from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
+    from dpopt.mechanisms.frank_wolfe import GaussianFrankWolfe, PolytopeFrankWolfe
+    from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
+    from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
+    from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
+    from dpopt.mechanisms.opdisc import OPDisc
+    from dpopt.mechanisms.opsamp import OPSamp
+    from dpopt.mechanisms.output_perturbation import OutputPerturbation
+    from dpopt.mechanisms.release import Release
+    from dpopt.mechanisms.rspm import RSPM
+    from dpopt.mechanisms.selection import PrivateSelection
+    from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
+    from dpopt.modeling.dataset import Dataset
+    from dpopt.modeling.discrete import DiscreteProblem
+    from dpopt.modeling.domains import IntegerGrid
+    from dpopt.modeling.losses import (
+        HingeLoss,
+        HuberLoss,
+        LogisticLoss,
+        SmoothedHingeLoss,
+        SquaredLoss,
+    )
+    from dpopt.modeling.problem import Problem
+    from dpopt.modeling.regularizers import L1Norm, L2Squared
+    from dpopt.modeling.schema import Binary, Categorical, Intercept, Numeric, Schema
+    from dpopt.modeling.sets import Box, L1Ball, L2Ball, LinfBall, NonNegative, Simplex
+    from dpopt.modeling.variable import Variable
+    from dpopt.modeling.zero_one import ZeroOneLoss
+    from dpopt.privacy.ledger import Ledger
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger
+    from dpopt.progress import show_progress
+
 __all__ = [
-    *_modeling_all, "DiscreteProblem", "IntegerGrid", "Ledger", "ZeroOneLoss", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OracleResult", "OracleStatus",
-    "OutputPerturbation", "RSPM", "Release", "SolveOptions", "backend_names", "default_ledger", "errors",
-    "get_backend",
+    "Binary",
+    "Box",
+    "Categorical",
+    "DPGradientDescent",
+    "DPSGD",
+    "Dataset",
+    "DiscreteProblem",
+    "DualFrankWolfe",
+    "GaussianFrankWolfe",
+    "HingeLoss",
+    "HuberLoss",
+    "IntegerGrid",
+    "Intercept",
+    "L1Ball",
+    "L1Norm",
+    "L2Ball",
+    "L2Squared",
+    "Ledger",
+    "Limit",
+    "LinfBall",
+    "LogisticLoss",
+    "Mechanism",
+    "NonNegative",
+    "Numeric",
+    "OPDisc",
+    "OPSamp",
+    "ObjectivePerturbation",
+    "OutputPerturbation",
+    "PolytopeFrankWolfe",
+    "PrivateMirrorDescent",
+    "PrivateSelection",
+    "Problem",
+    "RSPM",
+    "Release",
+    "SQLiteLedger",
+    "Schema",
+    "Simplex",
+    "SmoothedHingeLoss",
+    "SquaredLoss",
+    "SubmodularOutputPerturbation",
+    "Variable",
+    "ZeroOneLoss",
+    "backends",
+    "default_ledger",
+    "errors",
+    "losses",
+    "potentials",
+    "sets",
+    "show_progress",
+    "submodular",
 ]
-__all__ += ["PrivateMirrorDescent"]
-__all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]
-from dpopt.mechanisms import DualFrankWolfe, SubmodularOutputPerturbation  # noqa: E402
 
-__all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]
-from dpopt.mechanisms.release import Diagnostics, OracleCall  # noqa: E402
+#: public name -> the module that defines it (imported on first use)
+_EXPORTS = {
+    "Limit": "dpopt.backends.result",
+    "Mechanism": "dpopt.mechanisms.base",
+    "default_ledger": "dpopt.mechanisms.base",
+    "DualFrankWolfe": "dpopt.mechanisms.dual_frank_wolfe",
+    "GaussianFrankWolfe": "dpopt.mechanisms.frank_wolfe",
+    "PolytopeFrankWolfe": "dpopt.mechanisms.frank_wolfe",
+    "DPSGD": "dpopt.mechanisms.gradient_descent",
+    "DPGradientDescent": "dpopt.mechanisms.gradient_descent",
+    "PrivateMirrorDescent": "dpopt.mechanisms.mirror_descent",
+    "ObjectivePerturbation": "dpopt.mechanisms.objective_perturbation",
+    "OPDisc": "dpopt.mechanisms.opdisc",
+    "OPSamp": "dpopt.mechanisms.opsamp",
+    "OutputPerturbation": "dpopt.mechanisms.output_perturbation",
+    "Release": "dpopt.mechanisms.release",
+    "RSPM": "dpopt.mechanisms.rspm",
+    "PrivateSelection": "dpopt.mechanisms.selection",
+    "SubmodularOutputPerturbation": "dpopt.mechanisms.submodular_output",
+    "Dataset": "dpopt.modeling.dataset",
+    "DiscreteProblem": "dpopt.modeling.discrete",
+    "IntegerGrid": "dpopt.modeling.domains",
+    "HingeLoss": "dpopt.modeling.losses",
+    "HuberLoss": "dpopt.modeling.losses",
+    "LogisticLoss": "dpopt.modeling.losses",
+    "SmoothedHingeLoss": "dpopt.modeling.losses",
+    "SquaredLoss": "dpopt.modeling.losses",
+    "Problem": "dpopt.modeling.problem",
+    "L1Norm": "dpopt.modeling.regularizers",
+    "L2Squared": "dpopt.modeling.regularizers",
+    "Binary": "dpopt.modeling.schema",
+    "Categorical": "dpopt.modeling.schema",
+    "Intercept": "dpopt.modeling.schema",
+    "Numeric": "dpopt.modeling.schema",
+    "Schema": "dpopt.modeling.schema",
+    "Box": "dpopt.modeling.sets",
+    "L1Ball": "dpopt.modeling.sets",
+    "L2Ball": "dpopt.modeling.sets",
+    "LinfBall": "dpopt.modeling.sets",
+    "NonNegative": "dpopt.modeling.sets",
+    "Simplex": "dpopt.modeling.sets",
+    "Variable": "dpopt.modeling.variable",
+    "ZeroOneLoss": "dpopt.modeling.zero_one",
+    "Ledger": "dpopt.privacy.ledger",
+    "SQLiteLedger": "dpopt.privacy.sqlite_ledger",
+    "show_progress": "dpopt.progress",
+}
 
-__all__ += ["Diagnostics", "OracleCall"]
-from dpopt.mechanisms import DPSGD, DPGradientDescent, PrivateSelection  # noqa: E402
+#: former top-level names -> where they are now (reading one raises AttributeError saying so)
+_MOVED = {
+    **{name: f"dpopt.sets.{name}" for name in (
+        "ConstraintSet", "GaussianWidth", "GroupL1Ball", "HPolytope", "NuclearNormBall", "VertexPolytope")},
+    **{name: f"dpopt.submodular.{name}" for name in (
+        "CallableSetFunction", "Cardinality", "ChainCut", "ConcaveCardinality", "GroupCoverage", "Indicator",
+        "SetFunction", "SubmodularNorm", "SubmodularNormBall")},
+    **{name: f"dpopt.potentials.{name}" for name in (
+        "EntropyPotential", "EuclideanPotential", "GroupL1Potential", "NuclearPotential", "Potential",
+        "QNormPotential")},
+    **{name: f"dpopt.losses.{name}" for name in ("Loss", "LossConstants")},
+    **{name: f"dpopt.backends.{name}" for name in ("OracleResult", "OracleStatus", "SolveOptions")},
+    "get_backend": "dpopt.backends.get", "backend_names": "dpopt.backends.names",
+    **{name: f"dpopt.mechanisms.release.{name}" for name in ("Diagnostics", "OracleCall")},
+    **{name: f"dpopt.modeling.perturbation.{name}" for name in ("Linear", "Perturbation", "Quadratic")},
+}
 
-__all__ += ["DPGradientDescent", "DPSGD", "PrivateSelection"]
-from dpopt.privacy.sqlite_ledger import SQLiteLedger  # noqa: E402
-
-__all__ += ["SQLiteLedger"]
-from dpopt.progress import show_progress  # noqa: E402
-
-__all__ += ["show_progress"]
+__getattr__, __dir__ = attach(
+    __name__, _EXPORTS, submodules=("backends", "errors", "losses", "potentials", "sets", "submodular"),
+    moved=_MOVED,
+)

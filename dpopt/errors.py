@@ -79,6 +79,26 @@ class LedgerError(DpoptError, ValueError):
     """A ledger file is missing, is not a dpopt ledger, lacks the dataset, or cannot be used."""
 
 
+class LedgerProcessError(LedgerError):
+    """A ledger that cannot be charged from the current process: a copy of an in-memory
+    :class:`~dpopt.privacy.ledger.Ledger` sent to (or forked into) another process, or the
+    default ledger inside a worker process.  Raised before anything is charged or read."""
+
+
 class ExecutorError(DpoptError, ValueError):
     """An executor name, option or scheduler address that cannot be used, or a worker pool that
     cannot start (:mod:`dpopt.executors`); raised before any budget is charged."""
+
+
+class BudgetWarning(UserWarning):
+    """A fit was refused because the ledger's budget is exhausted.
+
+    scikit-learn's model selection (``cross_val_score``, ``GridSearchCV``, ...) catches a
+    failed fit and records a NaN score unless it is given ``error_score="raise"``; this
+    warning makes the refusal visible before the :class:`BudgetExceededError` is raised.
+    """
+
+
+class WeakGuaranteeWarning(UserWarning):
+    """(ε, δ) valid but too weak to protect anyone: ε above 10, or δ ≥ 1/n
+    (:mod:`dpopt.privacy.strength`).  The run goes on; the warning is raised before the charge."""

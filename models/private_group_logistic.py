@@ -59,7 +59,7 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     _HELD_OUT["test"] = test
     theta = dp.Variable(train.n_features, name="theta")
     if params["set"] == "group":
-        constraint: dp.ConstraintSet = dp.GroupL1Ball(theta, params["radius"], GROUPS)
+        constraint: dp.sets.ConstraintSet = dp.sets.GroupL1Ball(theta, params["radius"], GROUPS)
     elif params["set"] == "l2":
         constraint = dp.L2Ball(theta, params["radius"])
     else:

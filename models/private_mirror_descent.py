@@ -56,7 +56,7 @@ PARAMS: dict[str, Any] = {
 _STATE: dict[str, Any] = {}
 
 
-def _constraint(name: str, theta: dp.Variable, k: int, seed: int) -> dp.ConstraintSet:
+def _constraint(name: str, theta: dp.Variable, k: int, seed: int) -> dp.sets.ConstraintSet:
     if name == "simplex":
         return dp.Simplex(theta)
     if name == "l1":
@@ -65,7 +65,7 @@ def _constraint(name: str, theta: dp.Variable, k: int, seed: int) -> dp.Constrai
         return dp.L2Ball(theta, 1.0)
     if name == "polytope":
         V = np.random.default_rng(seed + 1).normal(size=(k, theta.size))
-        return dp.VertexPolytope(V / np.linalg.norm(V, axis=1, keepdims=True), variable=theta)
+        return dp.sets.VertexPolytope(V / np.linalg.norm(V, axis=1, keepdims=True), variable=theta)
     raise dp.errors.ModelError(f"unknown set {name!r}: use 'simplex', 'l1', 'l2' or 'polytope'")
 
 
@@ -86,17 +86,10 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
 
 def evaluate(release: dp.Release) -> dict[str, float]:
     """Excess empirical risk against the non-private optimum (computed here, not private)."""
-    import cvxpy as cp
-
-    from dpopt.compile.cvxpy_program import loss_expression
-    from dpopt.mechanisms.bregman import constraint_encoding
-
     problem: dp.Problem = _STATE["problem"]
-    var = cp.Variable(problem.dim)
-    assert problem.constraint is not None
-    cp.Problem(cp.Minimize(loss_expression(problem.loss, var)), constraint_encoding(problem.constraint, var)).solve(
-        solver=cp.CLARABEL)
-    best = problem.loss.value(np.asarray(var.value))
+    best_theta = dp.backends.get("clarabel").solve_problem(problem).solution  # the exact optimum over C
+    assert best_theta is not None
+    best = problem.loss.value(best_theta)
     return {
         "loss_private": problem.loss.value(release.theta),
         "loss_nonprivate_optimum": best,

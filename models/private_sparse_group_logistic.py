@@ -53,12 +53,12 @@ GROUPS = [list(range(0, 7)), list(range(7, 13)), list(range(13, 18)), list(range
 _HELD_OUT: dict[str, Any] = {}
 
 
-def set_function(norm: str, p: int) -> dp.SetFunction:
+def set_function(norm: str, p: int) -> dp.submodular.SetFunction:
     """The submodular function behind the norm."""
     if norm == "group":
-        return dp.GroupCoverage(p, GROUPS, [len(g) ** 0.5 for g in GROUPS])
+        return dp.submodular.GroupCoverage(p, GROUPS, [len(g) ** 0.5 for g in GROUPS])
     if norm == "chain":
-        return dp.ChainCut(p, weight=0.5, eta=0.1)
+        return dp.submodular.ChainCut(p, weight=0.5, eta=0.1)
     raise dp.errors.ModelError(f"norm must be 'group' or 'chain', got {norm!r}")
 
 
@@ -69,7 +69,7 @@ def build(params: dict[str, Any]) -> tuple[dp.Problem, dp.Mechanism]:
     theta = dp.Variable(train.n_features, name="theta")
     F = set_function(params["norm"], train.n_features)
     problem = dp.Problem(dp.LogisticLoss(train, theta),
-                         regularizer=(dp.L2Squared(theta, params["ridge"]), dp.SubmodularNorm(theta, F, params["lam"])))
+                         regularizer=(dp.L2Squared(theta, params["ridge"]), dp.submodular.SubmodularNorm(theta, F, params["lam"])))
     mechanism: dp.Mechanism
     if params["mechanism"] == "output":
         mechanism = dp.SubmodularOutputPerturbation(params["epsilon"], params["delta"], tolerance=params["tolerance"])

@@ -42,7 +42,7 @@ def _data(*, n: int = 60, seed: int = 0, binary: bool) -> dp.Dataset:
     return dp.Dataset(X, y, x_bound=1.0, x_norm=2, y_bound=1.0)
 
 
-def _constraint(name: str, th: dp.Variable) -> dp.ConstraintSet | None:
+def _constraint(name: str, th: dp.Variable) -> dp.sets.ConstraintSet | None:
     return {"none": None, "l2": dp.L2Ball(th, 0.8), "l1": dp.L1Ball(th, 0.7), "box": dp.LinfBall(th, 0.3),
             "simplex": dp.Simplex(th, 1.0)}[name]
 
@@ -136,7 +136,7 @@ def test_unsupported_structures_are_refused_with_a_reason():
         dp.L2Squared(th, 0.1), SubmodularNorm(th, GroupCoverage(P, [[0, 1, 2], [2, 3, 4]]), 0.05)))
     no_ridge = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.L2Ball(th, 1.0))
     hinge = dp.Problem(dp.HingeLoss(_data(binary=True), th), regularizer=dp.L2Squared(th, 0.1))
-    polytope = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.VertexPolytope(np.eye(P)),
+    polytope = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.sets.VertexPolytope(np.eye(P)),
                           regularizer=dp.L2Squared(th, 0.1))
     for problem, word in ((overlapping, "Ω∞"), (no_ridge, "strongly convex"), (hinge, "Hessian"),
                           (polytope, "projection")):

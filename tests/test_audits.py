@@ -19,6 +19,7 @@ import pytest
 import dpopt as dp
 from dpopt.mechanisms.base import NoiseSpec, Plan
 from dpopt.testing import audit, one_point_pair
+from dpopt.testing.coverage import covers
 
 N = 10
 H = 0.1
@@ -78,6 +79,7 @@ def _audit(mech_cls, eps, delta, claim, n_runs, lam=None, seed=0):
 FAST = 3000
 
 
+@covers(dp.ObjectivePerturbation, kind="audit")
 def test_objective_perturbation_audit_pure():
     claim = _objective_claim(2.0, 0.0)
     res = _audit(dp.ObjectivePerturbation, 2.0, 0.0, claim, FAST)
@@ -85,24 +87,28 @@ def test_objective_perturbation_audit_pure():
     assert res.epsilon_lower > 0.3 * claim, res.summary()  # the audit has power on this pair
 
 
+@covers(dp.ObjectivePerturbation, kind="mutation")
 def test_objective_perturbation_mutation_is_caught():
     claim = _objective_claim(2.0, 0.0)
     res = _audit(HalfNoiseObjective, 2.0, 0.0, claim, FAST)
     assert res.violates, res.summary()
 
 
+@covers(dp.OutputPerturbation, kind="audit")
 def test_output_perturbation_audit_gaussian():
     res = _audit(dp.OutputPerturbation, 2.0, 1e-3, 2.0, FAST, lam=0.5)
     assert not res.violates, res.summary()
     assert res.epsilon_lower > 0.5, res.summary()
 
 
+@covers(dp.OutputPerturbation, kind="mutation")
 def test_output_perturbation_mutation_is_caught():
     res = _audit(HalfNoiseOutput, 2.0, 1e-3, 2.0, FAST, lam=0.5)
     assert res.violates, res.summary()
 
 
 @pytest.mark.slow
+@covers(dp.ObjectivePerturbation, dp.OutputPerturbation, kind="audit")
 @pytest.mark.parametrize("mech,eps,delta,lam", [
     (dp.ObjectivePerturbation, 2.0, 0.0, None),
     (dp.ObjectivePerturbation, 2.0, 1e-3, None),

@@ -123,7 +123,8 @@ def _with_entry_points(monkeypatch, eps):
 def test_a_plugin_that_fails_to_import_is_recorded_and_doctor_prints_it(monkeypatch, capsys):
     import importlib.metadata as md
 
-    from dpopt.cli import main as cli
+    from dpopt.cli import doctor
+    from dpopt.cli.main import main
 
     def broken(self):
         raise ImportError("No module named 'gurobipy'\nsecond line")
@@ -141,8 +142,8 @@ def test_a_plugin_that_fails_to_import_is_recorded_and_doctor_prints_it(monkeypa
     with pytest.raises(UnknownSolverError, match="broken-solver.*failed to load"):
         registry.get("broken-solver")
 
-    monkeypatch.setattr(cli, "_highs_ortools_check", lambda: (True, "not checked in this test"))
-    assert cli.main(["doctor"]) == 0
+    monkeypatch.setattr(doctor, "highs_ortools_check", lambda: (True, "not checked in this test"))
+    assert main(["doctor"]) == 0
     out = capsys.readouterr().out
     line = next(li for li in out.splitlines() if li.startswith("broken-solver"))
     assert "failed to load: ImportError: No module named 'gurobipy'" in line and "second line" not in out

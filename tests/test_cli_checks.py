@@ -86,7 +86,7 @@ def model(tmp_path: Path) -> Path:
 @pytest.fixture
 def ledger(tmp_path: Path) -> Path:
     path = tmp_path / "budget.sqlite"
-    SQLiteLedger(path, dataset="demo", epsilon_budget=5.0, delta_budget=1e-3).close()
+    SQLiteLedger(path, dataset="demo", epsilon_budget=5.0, delta_budget=1e-3, create=True).close()
     return path
 
 
@@ -257,7 +257,18 @@ def test_large_epsilon_warns_and_runs(capsys: pytest.CaptureFixture[str], model:
     assert code == 0, err
     assert "warning: ε = 1e9 gives no meaningful privacy" in err
     assert "Release from ObjectivePerturbation" in out
+    assert err.count("gives no meaningful privacy") == 1  # once, before the charge (not again from the run)
     code, _, err = run(capsys, "solve", model, "--epsilon", "10", "--seed", "0")
+    assert code == 0 and "warning" not in err
+
+
+def test_delta_of_at_least_one_over_n_warns_once_and_runs(capsys: pytest.CaptureFixture[str], model: Path) -> None:
+    """n = 300 in the model: δ = 1/300 warns (the model's n is public), δ = 1/301 does not."""
+    code, out, err = run(capsys, "solve", model, "--delta", str(1 / 300), "--seed", "0")
+    assert code == 0, err
+    assert err.count("is at least 1/n = 1/300") == 1 and err.startswith("warning: δ = ")
+    assert "Release from ObjectivePerturbation" in out
+    code, _, err = run(capsys, "solve", model, "--delta", str(1 / 301), "--seed", "0")
     assert code == 0 and "warning" not in err
 
 

@@ -1,6 +1,7 @@
 """``dpopt ledger init | show | history`` (dpopt.cli.ledger_cmd), with a parser built here."""
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,8 @@ def test_bad_arguments_are_usage_errors(argv: list[str], capsys: pytest.CaptureF
 
 
 def test_show_and_history(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    adult = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6)
-    census = SQLiteLedger(path, dataset="census", epsilon_budget=0.5)
+    adult = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6, create=True)
+    census = SQLiteLedger(path, dataset="census", epsilon_budget=0.5, create=True)
     adult.charge(0.25, 1e-7, label="logistic\nn=100", mechanism="objective perturbation")
     with pytest.raises(RuntimeError):
         with census.spend(0.125, 0.0, label="lasso", mechanism="frank-wolfe"):
@@ -93,7 +94,7 @@ def test_missing_files_datasets_and_non_ledgers_raise_dpopt_errors(path: Path, t
         with pytest.raises(LedgerError, match=r"no ledger file .*budget\.sqlite.*dpopt ledger init"):
             _run([action, str(path)])
     assert not path.exists()
-    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0)
+    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, create=True)
     with pytest.raises(LedgerError, match=r"no dataset 'census' \(it has: 'adult'\)"):
         _run(["show", str(path), "--dataset", "census"])
     text = tmp_path / "notes.txt"
@@ -106,6 +107,90 @@ def test_missing_files_datasets_and_non_ledgers_raise_dpopt_errors(path: Path, t
 
 
 def test_empty_ledger_file(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0).close()
+    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, create=True).close()
     assert _run(["history", str(path)]) == 0
     assert capsys.readouterr().out.strip() == "no charges"
+
+
+def test_init_refuses_a_name_that_differs_only_in_case(path: Path) -> None:
+    assert _run(["init", str(path), "--dataset", "adult", "--epsilon", "1", "--delta", "0"]) == 0
+    with pytest.raises(LedgerError, match="already has dataset 'adult'"):
+        _run(["init", str(path), "--dataset", "Adult", "--epsilon", "1", "--delta", "0"])
+    assert SQLiteLedger.datasets(path) == ("adult",)
+
+
+# ------------------------------------------------------------------ charge attribution in dpopt solve
+
+_BUSY_MODEL = """
+import dpopt as dp
+from dpopt.datasets import make_classification
+from dpopt.errors import ExecutorError, SolverError
+from dpopt.mechanisms.pipeline import run_private
+from dpopt.privacy.sqlite_ledger import SQLiteLedger
+
+PARAMS = {"epsilon": 0.25, "delta": 1e-6, "other": "", "charge": True}
+
+
+class Busy(dp.Mechanism):
+    '''While it runs, another ledger object on the same file (another process, say) charges
+    twice under this mechanism's name; then it fails before its own charge, or after it.'''
+
+    name = "Busy"
+
+    def run(self, problem, *, solver="auto", time_limit=None, seed=None, threads=None,
+            keep_diagnostics=False):
+        other = SQLiteLedger.open(self.other, dataset="demo")
+        for _ in range(2):
+            other.charge(0.125, 0.0, mechanism=self.name, label="someone else")
+        if not self.charge:
+            raise ExecutorError("the Dask scheduler cannot be reached")  # before the run's charge
+
+        def work(rng):
+            raise SolverError("the solver crashed without a result; try another solver")
+
+        return run_private(self, work, problem=problem.summary(), parameters={}, seed=seed)
+
+
+def build(params):
+    data, _ = make_classification(50, 2, seed=0)
+    theta = dp.Variable(2)
+    mech = Busy(params["epsilon"], params["delta"])
+    mech.other, mech.charge = params["other"], params["charge"]
+    return dp.Problem(dp.LogisticLoss(data, theta), regularizer=dp.L2Squared(theta, 0.1)), mech
+"""
+
+
+def _solve_busy(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                charge: bool) -> tuple[int, str, Path]:
+    from dpopt.cli.main import main
+
+    model = tmp_path / "busy.py"
+    model.write_text(_BUSY_MODEL)
+    out_json = tmp_path / "out.json"
+    SQLiteLedger(path, dataset="demo", epsilon_budget=5.0, delta_budget=1e-3, create=True).close()
+    code = main(["solve", str(model), "--set", f"other={str(path)!r}", "--set", f"charge={charge}",
+                 "--json", str(out_json), "--ledger", str(path), "--dataset", "demo"])
+    return code, capsys.readouterr().err, out_json
+
+
+def test_a_run_refused_before_its_charge_is_not_blamed_for_anothers(path: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # matching charges by mechanism name would count the other object's two "Busy" charges
+    code, err, out_json = _solve_busy(path, tmp_path, capsys, charge=False)
+    assert code == 2 and "scheduler cannot be reached" in err
+    assert "was charged" not in err and not out_json.exists()  # no after-the-charge record
+    charges = SQLiteLedger.open(path, dataset="demo").charges
+    assert [(c.mechanism, c.label, c.status) for c in charges] == [("Busy", "someone else", "released")] * 2
+
+
+def test_a_failure_after_the_charge_names_the_runs_own_row(path: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    code, err, out_json = _solve_busy(path, tmp_path, capsys, charge=True)
+    charges = SQLiteLedger.open(path, dataset="demo").charges
+    (own,) = [c for c in charges if c.label != "someone else"]
+    assert [c.mechanism for c in charges] == ["Busy"] * 3 and own.status == "withheld"
+    assert code == 1 and err.count("\n") == 1
+    assert f"was charged and nothing was released; ledger charge #{own.id};" in err
+    assert all(f"#{c.id}" not in err for c in charges if c is not own)
+    record = json.loads(out_json.read_text())
+    assert record["status"] == "failed" and record["charge_ids"] == [own.id]

@@ -213,3 +213,98 @@ def test_choice_reads_no_values(monkeypatch, adult, primary, case):
     assert choose_verifier(primary, problem) == before
     assert before.backend != primary
 
+
+
+# -- a crashed verifier call is retried like a crashed primary call ---------------------------
+
+class _Honest(BruteForceBackend):
+    """An exact primary under another name, so that a verifier (bruteforce on a small grid) runs."""
+
+    name = "honest-primary"
+
+
+class _CrashingVerifier(BruteForceBackend):
+    """The bruteforce verifier, crashing on its first ``crashes`` calls (raising, or reporting ERROR)."""
+
+    name = "bruteforce"
+
+    def __init__(self, crashes, how):
+        self.crashes, self.how, self.calls = crashes, how, 0
+
+    def solve(self, prepared, b, options):
+        self.calls += 1
+        if self.calls <= self.crashes:
+            if self.how == "raise":
+                raise RuntimeError("solver crashed")
+            return OracleResult(solution=None, status=OracleStatus.ERROR, solver_certified=False, solve_time=0.0,
+                                backend=self.name, backend_version="0", raw_status="crash")
+        return super().solve(prepared, b, options)
+
+
+def _with_verifier(monkeypatch, stub):
+    """Every run's verifier is ``stub`` (the public choice stays bruteforce)."""
+    def start(cls, choice, problem, primary_prepared):
+        return Verifier(stub.name, "0", stub.prepare(problem), stub)
+
+    monkeypatch.setattr(Verifier, "start", classmethod(start))
+
+
+@pytest.mark.parametrize("how", ["raise", "error"])
+def test_a_verifier_that_crashes_once_is_retried_and_the_run_releases(monkeypatch, how):
+    from dpopt.mechanisms.discrete_base import CRASH_RETRIES
+
+    assert CRASH_RETRIES >= 1
+    stub = _CrashingVerifier(crashes=1, how=how)
+    _with_verifier(monkeypatch, stub)
+    ledger = dp.Ledger()
+    release = dp.OPDisc(2.0, 1e-3, alpha=1e-6, ledger=ledger).run(_small(0), solver=_Honest(), seed=1)
+    assert release.private and stub.calls == 2  # the crash, then the same η again: confirmed
+    assert [(c.role, c.certified) for c in release.oracle_calls] == [("oracle", True), ("verifier", True)]
+    honest = dp.OPDisc(2.0, 1e-3, alpha=1e-6, ledger=dp.Ledger(), verify=False).run(_small(0), solver=_Honest(),
+                                                                                       seed=1)
+    np.testing.assert_array_equal(release.theta, honest.theta)  # the retry draws no new noise
+
+
+@pytest.mark.parametrize("how", ["raise", "error"])
+def test_a_verifier_that_always_crashes_fails_closed_after_the_fixed_tries(monkeypatch, how):
+    from dpopt.mechanisms.discrete_base import CRASH_RETRIES
+
+    stub = _CrashingVerifier(crashes=10 ** 6, how=how)
+    _with_verifier(monkeypatch, stub)
+    ledger = dp.Ledger()
+    with pytest.raises(UncertifiedOracleError, match="independent verifier \\(bruteforce\\)") as info:
+        dp.OPDisc(2.0, 1e-3, alpha=1e-6, ledger=ledger).run(_small(0), solver=_Honest(), seed=1)
+    assert stub.calls == 1 + CRASH_RETRIES  # a fixed, public number of tries: no more, no fewer
+    assert ledger.spent == (2.0, 1e-3) and not ledger.charges[0].released
+    assert "solver crashed" not in str(info.value)
+
+
+@needs_scip
+@pytest.mark.parametrize("crashes", [1, 10 ** 6])
+def test_scip_grouped_verifier_retries_a_crash_like_the_primary(monkeypatch, crashes):
+    import dpopt.backends.verify as verify
+    from dpopt.mechanisms.discrete_base import CRASH_RETRIES
+
+    template = _small(0)
+    v = Verifier.start(VerifierChoice(SCIP_GROUPED, "test"), template, None)
+    eta = np.random.default_rng(0).normal(size=template.noise_size) * 0.3
+    problem = template.with_eta(eta)
+    best = brute_force(problem)[1]
+    real, calls = verify._scip_model, []
+
+    def flaky(prog, options):
+        calls.append(1)
+        if len(calls) <= crashes:
+            raise RuntimeError("SCIP crashed")
+        return real(prog, options)
+
+    monkeypatch.setattr(verify, "_scip_model", flaky)
+    res = v.confirm(problem, eta, best, ALPHA, SolveOptions(), CRASH_RETRIES)
+    if crashes > 1:
+        assert not res.certified and res.status is OracleStatus.ERROR and len(calls) == 1 + CRASH_RETRIES
+        assert res.raw_status == "exception RuntimeError"  # the type only, never the message
+        return
+    assert res.certified and res.recheck.confirmed and len(calls) == 2
+    worse = v.confirm(problem, eta, _second_best(problem)[1] + 2 * ALPHA, ALPHA, SolveOptions(), CRASH_RETRIES)
+    assert not worse.certified and worse.recheck.found_better_point
+    assert len(calls) == 3  # a disagreement is judged once, never retried

@@ -30,14 +30,14 @@ def _instance(rng: np.random.Generator, idx: int, kind: str) -> DiscreteProblem:
 
 
 def _mip_backends() -> list[str]:
-    return [n for n in ("highs", "cpsat") if dp.get_backend(n).available()]
+    return [n for n in ("highs", "cpsat") if dp.backends.get(n).available()]
 
 
 @pytest.mark.parametrize("kind", ["linear", "levels"])
 @pytest.mark.parametrize("name", _mip_backends())
 def test_mip_argmin_equals_enumeration(name: str, kind: str) -> None:
     rng = np.random.default_rng(7 if kind == "linear" else 8)
-    backend = dp.get_backend(name)
+    backend = dp.backends.get(name)
     draws = 0
     for idx in range(6):
         problem = _instance(rng, idx, kind)

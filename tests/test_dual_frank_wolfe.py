@@ -42,6 +42,7 @@ from dpopt.modeling.submodular import (
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.testing import audit, one_point_pair
+from dpopt.testing.coverage import covers
 
 
 def _data(n=40, p=6, seed=0, binary=False):
@@ -206,6 +207,8 @@ def _runner(cls, release):
 
 
 @pytest.mark.parametrize("release,mutant", [("dual", QuarterSelectionNoise), ("primal", ThirdRecoveryNoise)])
+@covers(DualFrankWolfe, kind="audit")
+@covers(DualFrankWolfe, kind="mutation")
 def test_dual_frank_wolfe_audit_and_mutation(release, mutant):
     d0, d1 = _pair()
     delta = 0.0 if release == "dual" else 1e-3
@@ -220,6 +223,7 @@ def test_dual_frank_wolfe_audit_and_mutation(release, mutant):
 
 
 @pytest.mark.slow
+@covers(DualFrankWolfe, kind="audit")
 @pytest.mark.parametrize("release", ["dual", "primal"])
 def test_large_dual_audits(release):
     d0, d1 = _pair()

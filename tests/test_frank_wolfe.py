@@ -28,6 +28,7 @@ from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGra
 from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
 from dpopt.privacy.noisy_max import noisy_max_budget
 from dpopt.testing import audit
+from dpopt.testing.coverage import covers
 
 # ----------------------------------------------------------------------------- structured sets
 
@@ -93,7 +94,7 @@ def test_hpolytope():
     assert pv == pytest.approx([0.5, 0.5, 0.5], abs=1e-7)
     assert C.radius("inf") == 1.0 and C.diameter("inf") == 2.0
     assert C.radius(1) >= np.abs(V).sum(axis=1).max() - 1e-9  # an upper bound
-    assert isinstance(C.to_vertex_polytope(), dp.VertexPolytope)
+    assert isinstance(C.to_vertex_polytope(), dp.sets.VertexPolytope)
     with pytest.raises(ModelError, match="unbounded"):
         HPolytope([[1.0, 0.0]], [1.0])
     with pytest.raises(ModelError, match="empty"):
@@ -297,12 +298,14 @@ def _polytope_runner(cls, selection):
 
     def run(data, seed):
         v = dp.Variable(1)
-        prob = dp.Problem(dp.HuberLoss(data, v, h=H), constraint=dp.VertexPolytope(V, variable=v))
+        prob = dp.Problem(dp.HuberLoss(data, v, h=H), constraint=dp.sets.VertexPolytope(V, variable=v))
         return cls(2.0, 0.0, steps=1, selection=selection, ledger=dp.Ledger()).run(prob, seed=seed).theta
     return run
 
 
 @pytest.mark.parametrize("selection", ["laplace", "gumbel"])
+@covers(PolytopeFrankWolfe, kind="audit")
+@covers(PolytopeFrankWolfe, kind="mutation")
 def test_alg4_audit_and_mutation(selection):
     d0, d1 = _pair()
     res = audit(_polytope_runner(PolytopeFrankWolfe, selection), d0, d1, claimed_epsilon=2.0, n_runs=FAST, seed=1)
@@ -322,6 +325,8 @@ def _gaussian_runner(cls):
     return run
 
 
+@covers(GaussianFrankWolfe, kind="audit")
+@covers(GaussianFrankWolfe, kind="mutation")
 def test_alg5_audit_and_mutation():
     # Place the threshold: with σ' = σ/4 the D1 gradient g1 = (u + h)/n sits 2.3σ' above 0.
     sigma, _ = GaussianFrankWolfe(2.0, 1e-3, steps=1, ledger=dp.Ledger()).noise_sigma(H, N_ROWS, 1)
@@ -338,6 +343,7 @@ def test_alg5_audit_and_mutation():
 
 
 @pytest.mark.slow
+@covers(PolytopeFrankWolfe, kind="audit")
 @pytest.mark.parametrize("selection", ["laplace", "gumbel"])
 def test_alg4_large_audit(selection):
     d0, d1 = _pair()
@@ -391,7 +397,7 @@ def _multi_runner(cls, steps, **kwargs):
         if cls in (GaussianFrankWolfe, QuarterNoiseGaussian):
             c = dp.L2Ball(v, 1.0)
         else:
-            c = dp.VertexPolytope(np.array([[-1.0], [1.0]]), variable=v)
+            c = dp.sets.VertexPolytope(np.array([[-1.0], [1.0]]), variable=v)
         prob = dp.Problem(dp.HuberLoss(data, v, h=H), constraint=c)
         return cls(2.0, steps=steps, ledger=dp.Ledger(), **kwargs).run(prob, seed=seed).theta
     return run
@@ -405,6 +411,8 @@ MULTI_CASES = [
 
 
 @pytest.mark.parametrize(("honest", "mutant", "kwargs"), MULTI_CASES, ids=["laplace", "gumbel", "gaussian"])
+@covers(PolytopeFrankWolfe, GaussianFrankWolfe, kind="audit")
+@covers(PolytopeFrankWolfe, GaussianFrankWolfe, kind="mutation")
 def test_multi_step_audit_and_mutation(honest, mutant, kwargs):
     """T = 5 composed steps: the audit's lower bound stays below the claim, and a quarter of
     the noise is caught (measured lower bounds, seeds 2–3: honest 0.28–0.56, mutants 2.99–3.75)."""
@@ -421,6 +429,7 @@ def test_multi_step_audit_and_mutation(honest, mutant, kwargs):
 
 
 @pytest.mark.slow
+@covers(PolytopeFrankWolfe, GaussianFrankWolfe, kind="audit")
 @pytest.mark.parametrize(("honest", "mutant", "kwargs"), MULTI_CASES, ids=["laplace", "gumbel", "gaussian"])
 def test_multi_step_large_audit(honest, mutant, kwargs):
     d0, d1 = _multi_pair()
@@ -581,7 +590,7 @@ def test_alg4_vertex_outside_the_set_keeps_the_score_sensitivity(monkeypatch, pu
     data, v = _bounded_squared_data(), dp.Variable(2)
 
     def make(d):
-        return dp.Problem(dp.SquaredLoss(d, v), constraint=dp.VertexPolytope(L1_VERTICES, variable=v))
+        return dp.Problem(dp.SquaredLoss(d, v), constraint=dp.sets.VertexPolytope(L1_VERTICES, variable=v))
 
     real_vertex, seen = fw.VertexScorer.vertex, []
     monkeypatch.setattr(fw.VertexScorer, "vertex", lambda self, i: push * real_vertex(self, i))

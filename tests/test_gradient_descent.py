@@ -27,6 +27,7 @@ from dpopt.privacy.accountant import (
 )
 from dpopt.privacy.calibration import gaussian_delta
 from dpopt.testing import audit
+from dpopt.testing.coverage import covers
 
 
 def _logistic(n=400, d=4, seed=0, radius=3.0):
@@ -272,6 +273,8 @@ def _audit(cls, eps, delta, n_runs, seed=0, **kw):
 FAST = 4000
 
 
+@covers(dp.DPGradientDescent, kind="audit")
+@covers(dp.DPGradientDescent, kind="mutation")
 def test_dpgd_audit_and_half_noise_mutant():
     ok = _audit(dp.DPGradientDescent, 2.0, 1e-3, FAST)
     assert not ok.violates, ok.summary()
@@ -280,6 +283,8 @@ def test_dpgd_audit_and_half_noise_mutant():
     assert bad.violates, bad.summary()
 
 
+@covers(dp.DPGradientDescent, kind="audit")
+@covers(dp.DPGradientDescent, kind="mutation")
 def test_adaptive_dpgd_audit_and_half_noise_mutant():
     ok = _audit(dp.DPGradientDescent, 2.0, 1e-3, FAST, clip="adaptive")
     assert not ok.violates, ok.summary()
@@ -304,6 +309,8 @@ def _final_clip(cls):
     return run
 
 
+@covers(dp.DPGradientDescent, kind="audit")
+@covers(dp.DPGradientDescent, kind="mutation")
 def test_adaptive_count_audit_and_exact_count_mutant():
     """The clip sequence is part of what the run reveals: audited on the final clip, the
     noisy count passes and the exact count (a mutant) does not."""
@@ -314,6 +321,8 @@ def test_adaptive_count_audit_and_exact_count_mutant():
     assert bad.violates, bad.summary()
 
 
+@covers(dp.DPSGD, kind="audit")
+@covers(dp.DPSGD, kind="mutation")
 def test_dpsgd_audit_and_mutants():
     ok = _audit(dp.DPSGD, 2.0, 1e-3, FAST, sampling_rate=0.1)
     assert not ok.violates, ok.summary()
@@ -323,6 +332,7 @@ def test_dpsgd_audit_and_mutants():
 
 
 @pytest.mark.slow
+@covers(dp.DPGradientDescent, dp.DPSGD, kind="audit")
 @pytest.mark.parametrize("cls,kw", [(dp.DPGradientDescent, {}), (dp.DPGradientDescent, {"clip": "adaptive"}),
                                     (dp.DPSGD, {"sampling_rate": 0.1}),
                                     (dp.DPSGD, {"sampling_rate": 0.5})])

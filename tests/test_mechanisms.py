@@ -110,7 +110,7 @@ def test_public_record_withholds_data_dependent_diagnostics():
     optimum = r.diagnostics.oracle_results[0].solution  # the exact un-noised optimum
     public = json.loads(r.to_json())
     call = public["oracle_calls"][0]
-    for field in dp.OracleResult.DATA_DEPENDENT:
+    for field in dp.backends.OracleResult.DATA_DEPENDENT:
         assert field not in call
     assert call["certified"] and call["backend"] == "scipy" and "diagnostics" not in public
     for text in (repr(r), r.summary(), r.to_json()):

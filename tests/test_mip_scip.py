@@ -115,3 +115,19 @@ def test_time_limit_is_opt_in_and_not_certified():
     with pytest.raises(dp.errors.UncertifiedOracleError):
         dp.OPDisc(1.0, 1e-3, ledger=dp.Ledger(), alpha=0.0).run(problem.with_eta(None), solver="scip",
                                                                 time_limit=0.05, seed=0)
+
+
+def test_scip_writes_nothing_for_pyomo_to_capture():
+    """pyomo's scip_direct reads SCIP's output through a pipe from a thread of this process while
+    SCIP holds the interpreter lock: a full pipe deadlocked both on big-M Adult models.  With the
+    backend's own options SCIP writes no log at all, so the pipe can never fill."""
+    problem = _instance(np.random.default_rng(5), 0, "normalized")
+    prog = SCIP.prepare(problem).program
+    prog.set_eta(np.random.default_rng(6).normal(0.0, 2.0, problem.noise_size))
+    quiet = SCIP.new_solver().solve(prog.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                    solver_options=SCIP.solver_options(OPTS))
+    assert quiet.solver_log.strip() == ""
+    loud = dict(SCIP.solver_options(OPTS), **{"display/verblevel": 4})  # the check sees a log when there is one
+    verbose = SCIP.new_solver().solve(prog.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                                      solver_options=loud)
+    assert verbose.solver_log.strip() != ""

@@ -19,6 +19,7 @@ from dpopt.mechanisms.bregman import (
 from dpopt.modeling import potentials as P
 from dpopt.modeling.losses import HuberLoss
 from dpopt.testing import audit, one_point_pair
+from dpopt.testing.coverage import covers
 
 BACKEND = resolve_step_backend("auto")
 
@@ -32,13 +33,13 @@ CLOSED_FORM_CASES = [
     ("euclidean", lambda: dp.L1Ball(6, 1.5)),
     ("euclidean", lambda: dp.LinfBall(4, 0.7)),
     ("euclidean", lambda: dp.Simplex(5, 2.0)),
-    ("euclidean", lambda: dp.GroupL1Ball(6, 1.0, [[0, 1], [2, 3, 4], [5]])),
-    ("euclidean", lambda: dp.HPolytope(np.vstack([np.eye(3), -np.eye(3), np.ones((1, 3))]),
+    ("euclidean", lambda: dp.sets.GroupL1Ball(6, 1.0, [[0, 1], [2, 3, 4], [5]])),
+    ("euclidean", lambda: dp.sets.HPolytope(np.vstack([np.eye(3), -np.eye(3), np.ones((1, 3))]),
                                        np.array([1, 1, 1, 1, 1, 1, 1.5]))),
     ("entropy", lambda: dp.Simplex(6, 2.0)),
     ("group-l1", lambda: dp.L1Ball(6, 1.5)),
-    ("group-l1", lambda: dp.GroupL1Ball(7, 2.0, [[0, 1, 2], [3, 4], [5], [6]])),
-    ("group-l1", lambda: dp.GroupL1Ball(4, 1.0, [[0, 1], [2, 3]])),  # m = 2: s = 2, γ = ½
+    ("group-l1", lambda: dp.sets.GroupL1Ball(7, 2.0, [[0, 1, 2], [3, 4], [5], [6]])),
+    ("group-l1", lambda: dp.sets.GroupL1Ball(4, 1.0, [[0, 1], [2, 3]])),  # m = 2: s = 2, γ = ½
 ]
 
 
@@ -62,7 +63,7 @@ def test_closed_form_step_matches_cvxpy(name, make, scale):
 def test_nuclear_step_is_optimal():
     """cvxpy has no atom for Σσ_i^{1+q}: check the closed form by its Frank–Wolfe gap (exact
     first-order optimality over the ball) and the singular-value subproblem against cvxpy."""
-    C = dp.NuclearNormBall(12, 1.5, shape=(3, 4))
+    C = dp.sets.NuclearNormBall(12, 1.5, shape=(3, 4))
     pot = P.make_potential("auto", C)
     assert isinstance(pot, P.NuclearPotential)
     rng = np.random.default_rng(3)
@@ -84,7 +85,7 @@ def test_nuclear_step_is_optimal():
 
 
 @pytest.mark.parametrize("make", [lambda: dp.Simplex(8), lambda: dp.L1Ball(5, 1.0),
-                                  lambda: dp.VertexPolytope(np.random.default_rng(0).normal(size=(9, 4)))])
+                                  lambda: dp.sets.VertexPolytope(np.random.default_rng(0).normal(size=(9, 4)))])
 def test_qnorm_step_and_gradient(make):
     """The q-norm step has no closed form: the compiled step is first-order optimal with the
     gradient ∇Ψ recovered from the step's vertex weights (KKT), and that gradient is a true one."""
@@ -132,9 +133,9 @@ def test_potential_that_does_not_fit_is_refused(name, make):
 def test_auto_potentials():
     assert isinstance(P.make_potential("auto", dp.Simplex(3)), P.EntropyPotential)
     assert isinstance(P.make_potential("auto", dp.L1Ball(3, 1.0)), P.GroupL1Potential)
-    assert isinstance(P.make_potential("auto", dp.GroupL1Ball(4, 1.0, [[0, 1], [2, 3]])), P.GroupL1Potential)
-    assert isinstance(P.make_potential("auto", dp.NuclearNormBall(4, 1.0, shape=(2, 2))), P.NuclearPotential)
-    assert isinstance(P.make_potential("auto", dp.VertexPolytope(np.eye(3))), P.QNormPotential)
+    assert isinstance(P.make_potential("auto", dp.sets.GroupL1Ball(4, 1.0, [[0, 1], [2, 3]])), P.GroupL1Potential)
+    assert isinstance(P.make_potential("auto", dp.sets.NuclearNormBall(4, 1.0, shape=(2, 2))), P.NuclearPotential)
+    assert isinstance(P.make_potential("auto", dp.sets.VertexPolytope(np.eye(3))), P.QNormPotential)
     assert isinstance(P.make_potential("auto", dp.L2Ball(3, 1.0)), P.EuclideanPotential)
     with pytest.raises(ModelError, match="unknown potential"):
         P.make_potential("bregman", dp.L2Ball(3, 1.0))
@@ -181,18 +182,18 @@ def test_converges_as_epsilon_grows(factory, potential):
 
 
 @pytest.mark.parametrize("constraint", [
-    dp.GroupL1Ball(6, 1.0, [[0, 1], [2, 3], [4, 5]]),
-    dp.NuclearNormBall(6, 1.0, shape=(2, 3)),
-    dp.VertexPolytope(np.vstack([np.eye(6), -np.eye(6)]) * 0.8),
+    dp.sets.GroupL1Ball(6, 1.0, [[0, 1], [2, 3], [4, 5]]),
+    dp.sets.NuclearNormBall(6, 1.0, shape=(2, 3)),
+    dp.sets.VertexPolytope(np.vstack([np.eye(6), -np.eye(6)]) * 0.8),
 ])
 def test_structured_sets_run_within_bound(constraint):
     prob, fstar = _logistic_problem(lambda th: constraint, n=1000)
-    steps = 40 if isinstance(constraint, dp.VertexPolytope) else 2000
+    steps = 40 if isinstance(constraint, dp.sets.VertexPolytope) else 2000
     r = dp.PrivateMirrorDescent(5.0, 1e-6, steps=steps, ledger=dp.Ledger()).run(prob, seed=0,
                                                                                  keep_diagnostics=True)
     assert constraint.contains(r.theta, 1e-6)
     assert prob.loss.value(r.theta) - fstar <= r.parameters["excess_risk_bound"]
-    if isinstance(constraint, dp.VertexPolytope):
+    if isinstance(constraint, dp.sets.VertexPolytope):
         assert r.parameters["potential"] == "qnorm"
         assert r.diagnostics.details["compiled_steps"] == steps + 1  # a data-dependent count: diagnostics
         assert "compiled_steps" not in r.parameters
@@ -259,18 +260,21 @@ def _audit(cls, seed=0, n_runs=3000):
     return res
 
 
+@covers(dp.PrivateMirrorDescent, kind="audit")
 def test_audit():
     res = _audit(dp.PrivateMirrorDescent)
     assert not res.violates, res.summary()
     assert res.epsilon_lower > 0.3, res.summary()  # the audit has power on this pair
 
 
+@covers(dp.PrivateMirrorDescent, kind="mutation")
 def test_mutation_is_caught():
     res = _audit(CutNoise)
     assert res.violates, res.summary()
 
 
 @pytest.mark.slow
+@covers(dp.PrivateMirrorDescent, kind="audit")
 def test_large_audit():
     for seed in range(3):
         res = _audit(dp.PrivateMirrorDescent, seed=seed, n_runs=20_000)
@@ -407,9 +411,9 @@ def test_a_regularizer_outside_the_gradient_is_refused_before_the_charge():
     X = rng.uniform(-1, 1, (100, 4)) / 2
     data = dp.Dataset(X, np.sign(X[:, 0] + 1e-3), x_bound=1.0)
     th = dp.Variable(4)
-    F = dp.GroupCoverage(4, [[0, 1], [2, 3]], [1.0, 1.0])
+    F = dp.submodular.GroupCoverage(4, [[0, 1], [2, 3]], [1.0, 1.0])
     problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 1.0),
-                         regularizer=dp.SubmodularNorm(th, F, 0.1))
+                         regularizer=dp.submodular.SubmodularNorm(th, F, 0.1))
     ledger = dp.Ledger()
     with pytest.raises(MechanismError, match="SubmodularNorm"):
         dp.PrivateMirrorDescent(1.0, 1e-5, ledger=ledger).run(problem)

@@ -122,10 +122,14 @@ def test_loss_gradients_and_constants_hold_numerically(make):
         assert np.linalg.norm(per, axis=1).max() <= c.lipschitz_l2 + 1e-12
 
 
-def test_losses_refuse_wrong_labels_and_shapes():
+def test_classification_losses_map_labels_and_refuse_wrong_shapes():
     d = _data(binary=False)
-    with pytest.raises(ModelError, match="labels"):
-        dp.LogisticLoss(d, dp.Variable(3))
+    binary = dp.Dataset(d.X, np.where(d.y > 0, 1.0, -1.0), x_bound=1.0, y_bound=1.0)
+    for make in (dp.LogisticLoss, dp.HingeLoss, lambda data, t: dp.SmoothedHingeLoss(data, t, h=0.3)):
+        loss = make(d, dp.Variable(3))  # labels in (−1, 1) are mapped (y > 0 ↦ +1), never refused
+        assert np.array_equal(loss.data.y, binary.y) and np.array_equal(loss.data.X, d.X)
+        assert loss.constants() == make(binary, dp.Variable(3)).constants()
+        assert loss.value(np.ones(3)) == make(binary, dp.Variable(3)).value(np.ones(3))
     with pytest.raises(ModelError, match="features"):
         dp.LogisticLoss(_data(), dp.Variable(4))
     nd = dp.Dataset(np.zeros((2, 3)), [0.0, 0.0], x_bound=1.0)

@@ -43,7 +43,7 @@ def test_model_script_runs(case: str, capsys: pytest.CaptureFixture[str]) -> Non
     script, args = CASES[case]
     if "--solver" in args:
         name = args[args.index("--solver") + 1]
-        if not dp.get_backend(name).available():
+        if not dp.backends.get(name).available():
             pytest.skip(f"{name} not installed")
     code = main(["solve", str(MODELS / script), "--seed", "1", *args])
     out = capsys.readouterr()

@@ -26,6 +26,7 @@ import pytest
 
 import dpopt as dp
 from dpopt.backends import registry
+from dpopt.testing.coverage import covering_params, covers
 
 Run = Callable[[Any, dp.Ledger], dp.Release]
 
@@ -42,7 +43,8 @@ def observe(run: Run, data: Any) -> tuple[tuple[Any, ...], dp.Release | None]:
     except Exception as exc:  # noqa: BLE001 — the error type is part of the observation
         return ("error", type(exc).__name__, _charges(ledger)), None
     public = release.to_dict()
-    public.pop("theta")
+    public.pop("theta")  # the noisy outputs: θ and any ``noisy_…`` parameter (Release docstring)
+    public["parameters"] = {k: v for k, v in public["parameters"].items() if not k.startswith("noisy_")}
     return ("released", json.dumps(public, sort_keys=True), _charges(ledger)), release
 
 
@@ -126,7 +128,8 @@ def test_the_convex_neighbour_tests_cover_every_capable_backend() -> None:
 
 
 @pytest.mark.parametrize("solver", CONVEX_BACKENDS)
-@pytest.mark.parametrize("mechanism", ["objective", "output"])
+@pytest.mark.parametrize("mechanism", covering_params("neighbour", {"objective": dp.ObjectivePerturbation,
+                                                                   "output": dp.OutputPerturbation}))
 @pytest.mark.parametrize("time_limit", [None, 1e-4])
 def test_convex_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset], solver: str,
                                                        mechanism: str, time_limit: float | None) -> None:
@@ -141,15 +144,16 @@ def test_convex_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dat
     assert_same_view(run, *convex_pair)
 
 
-@pytest.mark.parametrize("mechanism", ["polytope-fw", "gaussian-fw", "mirror-descent",
-                                       "mirror-descent-clarabel", "mirror-descent-scs", "dp-gd", "dp-sgd",
-                                       "selection"])
+@pytest.mark.parametrize("mechanism", covering_params("neighbour", {
+    "polytope-fw": dp.PolytopeFrankWolfe, "gaussian-fw": dp.GaussianFrankWolfe, "mirror-descent": dp.PrivateMirrorDescent,
+    "mirror-descent-clarabel": dp.PrivateMirrorDescent, "mirror-descent-scs": dp.PrivateMirrorDescent,
+    "dp-gd": dp.DPGradientDescent, "dp-sgd": dp.DPSGD, "selection": dp.PrivateSelection}))
 def test_iterative_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
                                                           mechanism: str) -> None:
     def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
         th = dp.Variable(data.n_features)
         if mechanism.startswith("mirror-descent-"):  # compiled Bregman steps through a convex backend
-            hull = dp.VertexPolytope(np.vstack([np.eye(data.n_features), -np.eye(data.n_features)]) * 0.8)
+            hull = dp.sets.VertexPolytope(np.vstack([np.eye(data.n_features), -np.eye(data.n_features)]) * 0.8)
             problem = dp.Problem(dp.LogisticLoss(data, th), constraint=hull)
             return dp.PrivateMirrorDescent(1.0, 1e-6, steps=4, ledger=ledger).run(
                 problem, seed=1, solver=mechanism.removeprefix("mirror-descent-"))
@@ -173,6 +177,7 @@ def test_iterative_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.
     assert_same_view(run, *convex_pair)
 
 
+@covers(dp.SubmodularOutputPerturbation, dp.DualFrankWolfe, kind="neighbour")
 def test_submodular_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset]) -> None:
     from dpopt.modeling.submodular import GroupCoverage
     from dpopt.modeling.submodular_norms import SubmodularNorm
@@ -298,7 +303,8 @@ def _discrete_problem(data: dp.Dataset) -> dp.DiscreteProblem:
 
 
 @pytest.mark.parametrize("solver", DISCRETE_BACKENDS)
-@pytest.mark.parametrize("mechanism", ["OPDisc", "RSPM", "OPSamp"])
+@pytest.mark.parametrize("mechanism", covering_params("neighbour", {"OPDisc": dp.OPDisc, "RSPM": dp.RSPM,
+                                                                   "OPSamp": dp.OPSamp}))
 def test_discrete_mechanisms_look_the_same_on_neighbours(discrete_pair: tuple[dp.Dataset, dp.Dataset],
                                                          solver: str, mechanism: str) -> None:
     def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:

@@ -12,6 +12,7 @@ from dpopt.mechanisms.opdisc import DEFAULT_ALPHA, opdisc_shift, opdisc_sigma
 from dpopt.modeling.discrete import brute_force
 from dpopt.privacy.profiles import chi_profile_delta, chi_shift_sigma
 from dpopt.testing import audit
+from dpopt.testing.coverage import covers
 from dpopt.testing.pairs import random_grid_pair
 
 
@@ -154,12 +155,14 @@ def _runner(scale=1.0):
     return run
 
 
+@covers(dp.OPDisc, kind="audit")
 def test_opdisc_audit_no_violation():
     d0, d1 = _pair()
     res = audit(_runner(), d0, d1, claimed_epsilon=4.0, claimed_delta=1e-3, n_runs=3000, seed=1)
     assert not res.violates, res.summary()
 
 
+@covers(dp.OPDisc, kind="mutation")
 def test_opdisc_mutation_without_enough_noise_is_caught():
     """OPDisc's σ protects the worst grid geometry; on any concrete pair its real loss is
     far below ε (measured: a lower bound of 0.04 for ε = 4 with 200,000 runs, 0.52 even at σ/10),
@@ -172,9 +175,10 @@ def test_opdisc_mutation_without_enough_noise_is_caught():
 
 
 @pytest.mark.parametrize("name", ["highs", "highs-grouped"])
+@covers(dp.OPDisc, kind="audit")
 def test_opdisc_small_audit_through_a_mip_backend(name):
     """The same audit with a HiGHS MIP oracle instead of enumeration (fewer runs)."""
-    if not dp.get_backend(name).available():
+    if not dp.backends.get(name).available():
         pytest.skip(f"{name}: highspy not installed")
     d0, d1 = _pair()
 

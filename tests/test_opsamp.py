@@ -11,6 +11,7 @@ import dpopt as dp
 from dpopt.errors import MechanismError, UncertifiedOracleError
 from dpopt.mechanisms.opsamp import grid_diameters
 from dpopt.testing import audit
+from dpopt.testing.coverage import covers
 
 GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
 
@@ -84,7 +85,7 @@ def _with_gap(monkeypatch, gap):
 
     def approx(self, prepared, b, options):
         r = real(self, prepared, b, options)
-        return replace(r, solver_certified=False, certified=False, status=dp.OracleStatus.LIMIT,
+        return replace(r, solver_certified=False, certified=False, status=dp.backends.OracleStatus.LIMIT,
                        dual_bound=r.primal_bound - gap)
 
     monkeypatch.setattr(BruteForceBackend, "solve", approx)
@@ -120,6 +121,7 @@ def _runner(scale=1.0):
     return run
 
 
+@covers(dp.OPSamp, kind="audit")
 def test_opsamp_audit_no_violation():
     d0, d1 = _pair()
     res = audit(_runner(), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3, n_runs=3000, seed=5)
@@ -127,6 +129,7 @@ def test_opsamp_audit_no_violation():
     assert not res.violates, res.summary()
 
 
+@covers(dp.OPSamp, kind="mutation")
 def test_opsamp_mutation_with_half_the_output_noise_is_caught():
     d0, d1 = _pair()
     res = audit(_runner(0.5), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3, n_runs=8000, seed=5)
@@ -136,7 +139,7 @@ def test_opsamp_mutation_with_half_the_output_noise_is_caught():
 
 @pytest.mark.parametrize("name", ["highs", "highs-grouped"])
 def test_opsamp_through_a_mip_backend_matches_enumeration(name):
-    if not dp.get_backend(name).available():
+    if not dp.backends.get(name).available():
         pytest.skip(f"{name}: highspy not installed")
     rng = np.random.default_rng(2)
     X = rng.integers(-4, 5, size=(20, 2)) / 4.0

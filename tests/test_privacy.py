@@ -479,3 +479,74 @@ def test_ledger_thread_safety() -> None:
     assert len(accepted) == 1000 and len(refused) == 1000
     assert len(ledger.charges) == 1000
     assert ledger.spent[0] == pytest.approx(1.0, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# ledger: which process may charge it (real worker processes: tests/test_ledger_processes.py)
+# ---------------------------------------------------------------------------------------
+
+
+def _as_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this process look like a multiprocessing child (a joblib/loky or pool worker)."""
+    monkeypatch.setattr("dpopt.privacy.ledger.multiprocessing.parent_process", lambda: object())
+
+
+def test_the_default_ledger_refuses_in_a_worker_before_the_data_is_touched(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpopt as dp
+    from dpopt.datasets import make_classification
+    from dpopt.errors import LedgerProcessError
+
+    data, _ = make_classification(40, 2, seed=0)
+    theta = dp.Variable(2)
+    problem = dp.Problem(dp.LogisticLoss(data, theta), regularizer=dp.L2Squared(theta, 0.1))
+    before = dp.default_ledger().charges
+    dp.ObjectivePerturbation(1.0, 1e-6).run(problem, solver="scipy")  # the main process: charged
+    assert len(dp.default_ledger().charges) == len(before) + 1
+    _as_worker(monkeypatch)
+
+    def touched(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run went past its first check")
+
+    monkeypatch.setattr("dpopt.mechanisms.pipeline.make_rng", touched)  # the noise is drawn right after
+    with pytest.raises(LedgerProcessError, match=r"default ledger cannot be charged in a worker process .*"
+                                                 r"dpopt\.SQLiteLedger") as err:
+        dp.ObjectivePerturbation(1.0, 1e-6).run(problem, solver="scipy")
+    assert "\n" not in str(err.value) and isinstance(err.value, ValueError)
+    assert len(dp.default_ledger().charges) == len(before) + 1
+    mine = Ledger(epsilon_budget=1.0)  # a ledger the worker makes for itself is its own to charge
+    mine.charge(0.5, 0.0)
+    assert mine.spent == (0.5, 0.0)
+
+
+def test_the_default_ledger_refuses_in_a_dask_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from dpopt.errors import LedgerProcessError
+    from dpopt.mechanisms.base import default_ledger
+
+    fake = types.ModuleType("distributed")
+    fake.get_worker = lambda: object()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "distributed", fake)
+    with pytest.raises(LedgerProcessError, match="task of a Dask worker"):
+        default_ledger().require(0.1, 0.0)
+
+    def outside() -> None:
+        raise ValueError("No worker found")
+
+    fake.get_worker = outside  # type: ignore[attr-defined]
+    default_ledger().require(0.1, 0.0)  # not in a task: the main process
+
+
+def test_a_ledger_copy_in_another_process_refuses_every_charge(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpopt.errors import LedgerProcessError
+
+    ledger = Ledger(epsilon_budget=1.0)
+    ledger.charge(0.25, 0.0)
+    monkeypatch.setattr("dpopt.privacy.ledger.os.getpid", lambda: -1)  # as in a forked child
+    for attempt in (lambda: ledger.charge(0.1, 0.0), lambda: ledger.require(0.1, 0.0),
+                    lambda: ledger.can_afford(0.1, 0.0), lambda: ledger.spend(0.1, 0.0).__enter__()):
+        with pytest.raises(LedgerProcessError, match=r"belongs to process \d+ and cannot be charged from "
+                                                     r"process -1.*SQLiteLedger"):
+            attempt()
+    assert ledger.spent == (0.25, 0.0) and len(ledger.charges) == 1  # still readable

@@ -126,7 +126,7 @@ def _opdisc_display(keep_diagnostics: bool) -> tuple[str, dp.Release]:
 
 
 def test_grouped_oracle_private_display_shows_no_data_dependent_number():
-    if not dp.get_backend("highs-grouped").available():
+    if not dp.backends.get("highs-grouped").available():
         pytest.skip("highs-grouped: highspy not installed")
     private, _ = _opdisc_display(False)
     shown, release = _opdisc_display(True)

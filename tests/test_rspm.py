@@ -16,6 +16,7 @@ from dpopt.mechanisms.rspm import (
     separator_count,
 )
 from dpopt.testing import audit
+from dpopt.testing.coverage import covers
 from dpopt.testing.pairs import random_grid_pair
 
 GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
@@ -166,6 +167,7 @@ def _runner(scale=1.0, noise="laplace", delta=0.0):
 
 
 @pytest.mark.parametrize("noise,delta", [("laplace", 0.0), ("gaussian", 1e-3)])
+@covers(dp.RSPM, kind="audit")
 def test_rspm_audit_no_violation(noise, delta):
     d0, d1 = _pair()
     res = audit(_runner(noise=noise, delta=delta), d0, d1, claimed_epsilon=2.0, claimed_delta=delta,
@@ -175,6 +177,7 @@ def test_rspm_audit_no_violation(noise, delta):
 
 
 @pytest.mark.parametrize("noise,delta", [("laplace", 0.0), ("gaussian", 1e-3)])
+@covers(dp.RSPM, kind="mutation")
 def test_rspm_mutation_without_enough_noise_is_caught(noise, delta):
     """The shift bound is worst-case over grids and data; on a concrete pair the real loss
     is far below ε, so the mutation a black-box audit catches is a gross one (noise/1000)."""
@@ -186,7 +189,7 @@ def test_rspm_mutation_without_enough_noise_is_caught(noise, delta):
 
 @pytest.mark.parametrize("name", ["highs", "highs-grouped", "cpsat"])
 def test_rspm_through_a_mip_backend_matches_enumeration(name):
-    if not dp.get_backend(name).available():
+    if not dp.backends.get(name).available():
         pytest.skip(f"{name} not installed")
     rng = np.random.default_rng(11)
     X = rng.integers(-4, 5, size=(20, 2)) / 4.0

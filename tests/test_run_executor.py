@@ -219,7 +219,7 @@ def test_cli_unreachable_scheduler_is_refused_without_a_charge(tmp_path: Path,
     model = tmp_path / "model.py"
     model.write_text(_MODEL)
     book = tmp_path / "budget.sqlite"
-    SQLiteLedger(book, dataset="demo", epsilon_budget=5.0, delta_budget=1e-3).close()
+    SQLiteLedger(book, dataset="demo", epsilon_budget=5.0, delta_budget=1e-3, create=True).close()
     code = main(["solve", str(model), "--scheduler", "tcp://127.0.0.1:9", "--ledger", str(book),
                  "--dataset", "demo", "--quiet"])
     err = capsys.readouterr().err

@@ -219,7 +219,7 @@ BACKENDS = ["bruteforce", "highs", "highs-grouped", "cpsat"]
 
 
 def _backend(name: str):
-    backend = dp.get_backend(name)
+    backend = dp.backends.get(name)
     if not backend.available():
         pytest.skip(f"{name} is not installed")
     return backend

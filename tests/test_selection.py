@@ -32,6 +32,7 @@ from dpopt.privacy.selection import (
     tnb_mean,
 )
 from dpopt.testing import audit, one_point_pair
+from dpopt.testing.coverage import covers
 
 # ----------------------------------------------------------------------------- accounting
 
@@ -138,7 +139,9 @@ def test_run_releases_once_with_the_total_charge(stopping, eps, delta, build):
     assert release.parameters["selected"] in GRID
     assert release.parameters["selected"] == GRID[release.parameters["selected_index"]]
     public = release.to_json()
-    assert "trials" not in release.parameters and "noisy_score" not in public and "exact_score" not in public
+    assert "trials" not in release.parameters and '"runs"' not in public and "exact_score" not in public
+    # the chosen run's noisy score is part of Q's output (covered); no other run's score is released
+    assert isinstance(release.parameters["noisy_selected_score"], float) and public.count("noisy_selected_score") == 1
     again = sel.run(_logistic_problems(data), solver="scipy", seed=3)
     np.testing.assert_array_equal(again.theta, release.theta)  # a user seed reproduces the run
     assert len(ledger.charges) == 2
@@ -162,6 +165,55 @@ def test_user_score_callable_is_used():
                            score=lambda theta, d: -1e6 * float(np.linalg.norm(theta)), score_sensitivity=1.0)
     release = sel.run(_logistic_problems(data), solver="scipy", seed=11)
     assert release.parameters["selected"] == {"lam": 1.0}
+
+
+def _fingerprint(obj):
+    """A comparable snapshot of an object's own state (vars(); arrays by value, objects by identity)."""
+    out = {}
+    for key, value in vars(obj).items():
+        if isinstance(value, np.ndarray):
+            out[key] = ("array", value.shape, value.tobytes())
+        elif isinstance(value, (int, float, str, bool, type(None), tuple)):
+            out[key] = ("value", value)
+        else:
+            out[key] = ("object", id(value))
+    return out
+
+
+def _user_state(mechs, ledgers, data, problems):
+    return ([_fingerprint(m) for m in mechs], [tuple(ledger.charges) for ledger in ledgers],
+            _fingerprint(data), [(_fingerprint(p.loss), id(p.loss), id(p.loss.data)) for p in problems])
+
+
+def test_the_candidates_are_left_untouched_whatever_k_and_whichever_ran():
+    """Nothing reachable from the inputs after a run depends on K or on which candidates ran:
+    the user's mechanism objects, their own ledgers, the problems, their losses and the Dataset
+    are what they were before the run (a run that replaced a candidate's ledger, or fitted on
+    the user's objects, changes exactly the candidates that ran, and is caught here)."""
+    data = _logistic_data(n=60)
+    th = dp.Variable(3)
+    problems = {p["lam"]: dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 5.0),
+                                     regularizer=dp.L2Squared(th, p["lam"])) for p in GRID}
+    selection_ledger = dp.Ledger()
+    seen_k, seen_ran = set(), set()
+    for seed in range(6):
+        mechs = {}
+        sel = PrivateSelection(3.0, candidates=GRID, ledger=selection_ledger, expected_trials=2,
+                               build=lambda p, b, mechs=mechs: mechs[p["lam"]])
+        # build hands out the user's own objects, each with its own ledger
+        ledgers = {p["lam"]: dp.Ledger() for p in GRID}
+        mechs.update({lam: dp.ObjectivePerturbation(sel.budget.candidate.epsilon, ledger=ledger)
+                      for lam, ledger in ledgers.items()})
+        before = _user_state(mechs.values(), ledgers.values(), data, problems.values())
+        release = sel.run(lambda p: problems[p["lam"]], solver="scipy", seed=seed, keep_diagnostics=True)
+        after = _user_state(mechs.values(), ledgers.values(), data, problems.values())
+        assert after == before
+        assert all(ledger.charges == () for ledger in ledgers.values())
+        runs = release.diagnostics.details["runs"]
+        seen_k.add(len(runs))
+        seen_ran.add(frozenset(r["candidate"] for r in runs))
+    assert len(seen_k) >= 2 and len(seen_ran) >= 2  # the seeds gave different K and different candidates
+    assert len(selection_ledger.charges) == 6
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -216,6 +268,24 @@ def test_bad_candidates_are_refused_before_the_charge(grid, build, stopping, del
     with pytest.raises(MechanismError, match=match):
         sel.run(_logistic_problems(_logistic_data()), solver="scipy", seed=0)
     assert ledger.charges == () and ledger.spent == (0.0, 0.0)
+
+
+def test_a_candidate_whose_problem_has_no_fallback_is_refused_before_the_charge():
+    """A hinge loss has no Hessian bound: output perturbation refuses it before its own charge,
+    so the selection must refuse it before the selection's charge too (not after spending it)."""
+    data = _logistic_data()
+    th = dp.Variable(data.n_features)
+
+    def hinge(params):
+        return dp.Problem(dp.HingeLoss(data, th), constraint=dp.L2Ball(th, 5.0),
+                          regularizer=dp.L2Squared(th, params["lam"]))
+
+    ledger = dp.Ledger()
+    sel = PrivateSelection(1.0, 1e-6, candidates=GRID, build=_gaussian_output, stopping="papernot-steinke",
+                           ledger=ledger)
+    with pytest.raises(MechanismError, match="candidate 0 .*cannot guarantee a release"):
+        sel.run(hinge, solver="scipy", seed=0)
+    assert ledger.charges == ()
 
 
 def test_candidates_on_different_data_are_refused():
@@ -276,6 +346,7 @@ EPS = 6.0  # ε₀ = 2 per run of Q
 FAST = 1500
 
 
+@covers(PrivateSelection, kind="audit")
 def test_selection_audit_single_trial():
     claim = EPS / 3  # K = 1: the selection is one run of Q, which is ε₀-DP
     res = _audit(PrivateSelection, EPS, claim, 1, FAST)
@@ -283,12 +354,14 @@ def test_selection_audit_single_trial():
     assert res.epsilon_lower > 0.3 * claim, res.summary()  # the audit has power on this pair
 
 
+@covers(PrivateSelection, kind="mutation")
 def test_selection_mutation_is_caught():
     res = _audit(DoubledBudgetSelection, EPS, EPS / 3, 1, FAST)
     assert res.violates, res.summary()
 
 
 @pytest.mark.slow
+@covers(PrivateSelection, kind="audit")
 def test_selection_large_audits():
     for seed in range(3):
         res = _audit(PrivateSelection, EPS, EPS / 3, 1, 20_000, seed=seed)

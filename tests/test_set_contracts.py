@@ -34,10 +34,12 @@ from dpopt.modeling.apg import unsupported_reason
 from dpopt.modeling.prox import composite_prox, prox_supported
 from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
 from dpopt.modeling.sets import (
+    Box,
     ConstraintSet,
     L1Ball,
     L2Ball,
     LinfBall,
+    NonNegative,
     Norm,
     Simplex,
     VertexPolytope,
@@ -85,6 +87,9 @@ SET_FIXTURES: dict[type, dict[str, Callable[[], ConstraintSet]]] = {
     L1Ball: {"l1": lambda: L1Ball(5, 1.5)},
     L2Ball: {"l2": lambda: L2Ball(4, 2.0)},
     LinfBall: {"linf": lambda: LinfBall(4, 0.7)},
+    Box: {"box": lambda: Box(4, [-0.5, 0.0, 0.2, -1.0], [0.5, 1.5, 0.2, -0.3]),
+          "box-scalar": lambda: Box(3, -0.4, 0.9)},
+    NonNegative: {"orthant": lambda: NonNegative(4)},
     Simplex: {"simplex": lambda: Simplex(5, 2.5)},
     VertexPolytope: {"vpoly": lambda: VertexPolytope(np.random.default_rng(11).standard_normal((7, 3)))},
     GroupL1Ball: {"group-l1": lambda: GroupL1Ball(6, 1.2, [[0, 1], [2], [3, 4, 5]])},
@@ -185,12 +190,33 @@ def reg_case(request: pytest.FixtureRequest) -> tuple[Regularizer, bool]:
 # ---------------------------------------------------------------------------
 
 
+PointMaker = Callable[[ConstraintSet, np.random.Generator, int], np.ndarray]
+#: (points certainly outside, points strictly inside) an unbounded set, per class: it has no
+#: diameter to step beyond, and its projections of random points sit on its boundary
+UNBOUNDED_POINTS: dict[type, tuple[PointMaker, PointMaker]] = {
+    NonNegative: (lambda c, rng, n: -(0.5 + np.abs(rng.standard_normal((n, c.dim)))),  # every entry < 0
+                  lambda c, rng, n: 0.1 + np.abs(rng.standard_normal((n, c.dim)))),  # every entry > 0
+}
+
+
+def test_every_unbounded_set_has_outside_and_inside_points() -> None:
+    unbounded = sorted(cls.__name__ for cls in SET_FIXTURES if not cls.bounded)
+    assert unbounded == sorted(cls.__name__ for cls in UNBOUNDED_POINTS)
+    for cls, (outside, inside) in UNBOUNDED_POINTS.items():
+        c = next(iter(SET_FIXTURES[cls].values()))()
+        rng = np.random.default_rng(0)
+        assert not any(c.contains(v, tol=1e-3) for v in outside(c, rng, 5))
+        assert all(c.contains(v, tol=0.0) for v in inside(c, rng, 5))
+
+
 def _scale(c: ConstraintSet) -> float:
-    return max(1.0, c.radius(2))
+    return max(1.0, c.radius(2)) if c.bounded else 1.0
 
 
 def _outside(c: ConstraintSet, rng: np.random.Generator, n: int = 4) -> np.ndarray:
     """Points farther from the centre than the diameter: certainly outside C."""
+    if not c.bounded:
+        return UNBOUNDED_POINTS[type(c)][0](c, rng, n)
     u = rng.standard_normal((n, c.dim))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     return c.center() + (1.5 * c.diameter(2) + 0.5) * u
@@ -198,12 +224,17 @@ def _outside(c: ConstraintSet, rng: np.random.Generator, n: int = 4) -> np.ndarr
 
 def _inside(c: ConstraintSet, rng: np.random.Generator, n: int = 4) -> np.ndarray:
     """Points between the centre and a projection: in C by convexity."""
+    if not c.bounded:
+        return UNBOUNDED_POINTS[type(c)][1](c, rng, n)
     w = 3.0 * _scale(c) * rng.standard_normal((n, c.dim))
     ctr = c.center()
     return np.array([ctr + 0.7 * (c.project(v) - ctr) for v in w])
 
 
 def _boundary(c: ConstraintSet, rng: np.random.Generator, n: int = 4) -> np.ndarray:
+    """LMO answers (extreme points); projections of far points for an unbounded set (no LMO)."""
+    if not c.bounded:
+        return np.array([c.project(3.0 * v) for v in rng.standard_normal((n, c.dim))])
     return np.array([c.lmo(g) for g in rng.standard_normal((n, c.dim))])
 
 
@@ -354,6 +385,14 @@ def test_membership_agrees_with_projection(cset: ConstraintSet) -> None:
 def test_lmo_minimizes_the_linear_objective(cset: ConstraintSet) -> None:
     rng = np.random.default_rng(3)
     tol = _tol(cset)
+    if not cset.bounded:  # no LMO: refused by name; the support function is +inf off the polar cone
+        assert not (cset.closed_form_lmo or cset.lmo_is_lp)
+        for g in rng.standard_normal((4, cset.dim)):
+            with pytest.raises(ModelError, match=type(cset).__name__):
+                cset.lmo(g)
+            finite = cset.support(g)
+            assert finite == math.inf or finite == pytest.approx(float(g @ cset.project(1e6 * g)), abs=1e-6)
+        return
     try:
         V = cset.vertices(max_count=4096)
     except ModelError:
@@ -378,6 +417,10 @@ def test_vertices_are_listed_in_the_set_or_refused_by_name(cset: ConstraintSet) 
 
 def test_radius_and_diameter_bound_every_point(cset: ConstraintSet) -> None:
     rng = np.random.default_rng(4)
+    if not cset.bounded:  # the declaration agrees with the geometry: every radius is infinite
+        assert all(cset.radius(q) == cset.diameter(q) == math.inf for q in NORMS)
+        assert cset.contains(cset.center(), tol=0.0) and not cset.is_symmetric
+        return
     points = np.vstack([_inside(cset, rng), _boundary(cset, rng, n=8), [cset.center()]])
     tol = _tol(cset)
     for q in NORMS:
@@ -393,6 +436,9 @@ def test_radius_and_diameter_bound_every_point(cset: ConstraintSet) -> None:
 
 def test_gaussian_width_is_an_interval_consistent_with_sampling(cset: ConstraintSet) -> None:
     w = cset.gaussian_width(n_samples=300, seed=0)
+    if not cset.bounded:
+        assert w.value == math.inf
+        return
     assert w.low <= w.value <= w.high
     assert 0.0 <= w.value <= cset.radius(2) * math.sqrt(cset.dim) + 1e-9
     mc = cset.gaussian_width_monte_carlo(n_samples=300, seed=5)
@@ -530,6 +576,12 @@ def test_mirror_potential_declaration_builds_a_fitting_potential(cset: Constrain
     from dpopt.modeling.potentials import POTENTIALS, QNormPotential, make_potential
 
     assert cset.mirror_potential in POTENTIALS
+    if not cset.bounded:  # no finite range: mirror descent refuses the set before the charge
+        ledger = dp.Ledger()
+        with pytest.raises(MechanismError, match=f"{type(cset).__name__} is unbounded"):
+            dp.PrivateMirrorDescent(1.0, 1e-6, steps=3, ledger=ledger).run(_squared_problem(cset, cset.dim))
+        assert ledger.charges == ()
+        return
     pot = make_potential("auto", cset)
     assert pot.name == cset.mirror_potential and pot.constraint is cset
     geo = pot.geometry()

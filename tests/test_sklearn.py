@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import dpopt as dp  # noqa: E402
-from dpopt.errors import DataError, MechanismError, ModelError, PrivacyParameterError  # noqa: E402
+from dpopt.errors import BudgetWarning, DataError, MechanismError, ModelError, PrivacyParameterError  # noqa: E402
 from dpopt.sklearn import DPHalfspaceClassifier, DPLasso, DPLogisticRegression, DPRidge  # noqa: E402
 
 # scikit-learn's checks fit arbitrary data with arbitrary labels, so the instances below read
@@ -156,6 +156,19 @@ def test_an_exhausted_budget_refuses_before_the_data_is_touched():
     est.fit(X, y)
     with pytest.raises(dp.errors.BudgetExceededError):
         est.fit(X, y)
+    assert len(ledger.charges) == 1
+
+
+def test_a_budget_refusal_inside_model_selection_warns_instead_of_vanishing_into_nan():
+    """scikit-learn turns a failed fit into a NaN score; the BudgetWarning says why and how to stop it."""
+    X, y = separable()
+    ledger = dp.Ledger(epsilon_budget=1.0)  # room for one fit
+    est = DPLogisticRegression(epsilon=1.0, x_bound=2.0, classes=["no", "yes"], ledger=ledger)
+    with pytest.warns(BudgetWarning, match="error_score='raise'"):
+        scores = cross_val_score(est, X, y, cv=3, error_score=np.nan)
+    assert np.isnan(scores).sum() == 2 and len(ledger.charges) == 1
+    with pytest.warns(BudgetWarning), pytest.raises(dp.errors.BudgetExceededError):
+        cross_val_score(est, X, y, cv=3, error_score="raise")
     assert len(ledger.charges) == 1
 
 

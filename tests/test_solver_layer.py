@@ -107,7 +107,7 @@ LP_BACKENDS = [n for n in ("scipy-lp", "clarabel", "scs") if registry.get(n).ava
 @pytest.mark.parametrize("seed,p", [(0, 2), (1, 2), (2, 3), (3, 3)])
 def test_polytope_lmo_through_a_backend_matches_vertex_enumeration(backend_name: str, seed: int, p: int) -> None:
     A, b = _random_polytope(seed, p)
-    C = dp.HPolytope(A, b)
+    C = dp.sets.HPolytope(A, b)
     V = _brute_vertices(A, b)
     backend, profile = programs.resolve_lp_backend(backend_name)
     prepared = programs.prepare_polytope_lmo(backend, C)
@@ -147,13 +147,13 @@ def _data(n: int = 300, p: int = 3, seed: int = 0) -> dp.Dataset:
 def _hpolytope_problem() -> dp.Problem:
     A, b = _random_polytope(2, 3)
     th = dp.Variable(3)
-    return dp.Problem(dp.SquaredLoss(_data(), th), constraint=dp.HPolytope(A, b, variable=th))
+    return dp.Problem(dp.SquaredLoss(_data(), th), constraint=dp.sets.HPolytope(A, b, variable=th))
 
 
 def test_gaussian_frank_wolfe_solves_the_lmo_with_the_named_backend() -> None:
     prob = _hpolytope_problem()
     C = prob.constraint
-    assert isinstance(C, dp.HPolytope)
+    assert isinstance(C, dp.sets.HPolytope)
     thetas = {}
     for solver in ["auto", "highs", *LP_BACKENDS]:
         r = dp.GaussianFrankWolfe(1.0, 1e-6, steps=20, ledger=dp.Ledger()).run(prob, solver=solver, seed=4)
@@ -180,7 +180,7 @@ def test_gaussian_frank_wolfe_refuses_a_solver_that_cannot_solve_the_lmo(solver:
 
 def _qnorm_problem() -> dp.Problem:
     th = dp.Variable(3)
-    hull = dp.VertexPolytope(np.vstack([np.eye(3), -np.eye(3)]) * 0.8, variable=th)
+    hull = dp.sets.VertexPolytope(np.vstack([np.eye(3), -np.eye(3)]) * 0.8, variable=th)
     return dp.Problem(dp.SquaredLoss(_data(), th), constraint=hull)
 
 

@@ -348,7 +348,7 @@ def test_fista_stops_when_rounding_alone_exceeds_the_requested_tolerance():
     th = dp.Variable(5)
     problem = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.L2Ball(th, 10.0),
                          regularizer=dp.L2Squared(th, 0.01))
-    backend = dp.get_backend("scipy")
+    backend = dp.backends.get("scipy")
     prepared = backend.prepare(problem)
     result = backend.solve(prepared, rng.normal(size=5), SolveOptions(tolerance=1e-12))
     assert result.limit is Limit.PRECISION and not result.solver_certified

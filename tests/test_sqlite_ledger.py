@@ -1,7 +1,10 @@
 """The SQLite ledger: Ledger's behaviour, persistence, file checks, pickling, a mechanism
 charging it, concurrent processes and processes killed mid-charge (nothing lost, no overspend)."""
 
+import copy as copy_module
+import gc
 import math
+import os
 import pickle
 import random
 import re
@@ -18,7 +21,7 @@ import pytest
 import dpopt as dp
 from dpopt import bench
 from dpopt.bench import ledger_concurrency
-from dpopt.errors import BudgetExceededError, LedgerError, PrivacyParameterError
+from dpopt.errors import BudgetExceededError, LedgerError, LedgerProcessError, PrivacyParameterError
 from dpopt.privacy import Charge, Ledger, SQLiteLedger, StoredCharge
 
 
@@ -32,16 +35,33 @@ def path(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------------------------------
 
 
-def test_ledger_pickles_with_its_charges() -> None:
+def test_ledger_copies_in_its_process_are_the_ledger_itself() -> None:
+    # a copy with a budget of its own would be a second budget for the same data
     ledger = Ledger(epsilon_budget=1.0, delta_budget=1e-6)
     first = ledger.charge(0.4, 1e-7, label="a", mechanism="m")
-    copy = pickle.loads(pickle.dumps(ledger))
-    assert copy.charges == ledger.charges and copy.spent == (0.4, 1e-7)
-    assert copy.mark_unreleased(first).released is False  # an equal copy identifies the entry
-    copy.charge(0.6, 0.0)  # the recreated lock works
+    for copy in (pickle.loads(pickle.dumps(ledger)), copy_module.deepcopy(ledger), copy_module.copy(ledger)):
+        assert copy is ledger
+    pickle.loads(pickle.dumps(ledger)).charge(0.6, 0.0)  # charges the one budget
     with pytest.raises(BudgetExceededError):
-        copy.charge(0.1, 0.0)
-    assert ledger.spent == (0.4, 1e-7) and ledger.charges[0].released  # the original is untouched
+        ledger.charge(0.1, 0.0)
+    assert ledger.spent == (1.0, 1e-7) and ledger.charges[0] is first
+
+
+def test_an_orphan_ledger_copy_keeps_its_record_but_refuses_charges() -> None:
+    ledger = Ledger(epsilon_budget=1.0)
+    first = ledger.charge(0.4, 0.0, label="a", mechanism="m")
+    blob = pickle.dumps(ledger)
+    ledger.charge(0.6, 0.0)  # after the snapshot: a restored copy must not get it back
+    del ledger
+    gc.collect()
+    copy = pickle.loads(blob)
+    assert copy.charges == (first,) and copy.spent == (0.4, 0.0)  # readable
+    for attempt in (lambda: copy.charge(0.1, 0.0), lambda: copy.require(0.1, 0.0),
+                    lambda: copy.can_afford(0.1, 0.0), lambda: copy.spend(0.1, 0.0).__enter__()):
+        with pytest.raises(LedgerProcessError, match="copy cannot be charged.*SQLiteLedger") as err:
+            attempt()
+        assert "\n" not in str(err.value) and isinstance(err.value, LedgerError)
+    assert copy.charges == (first,)
 
 
 # ---------------------------------------------------------------------------------------
@@ -50,7 +70,7 @@ def test_ledger_pickles_with_its_charges() -> None:
 
 
 def test_is_a_ledger_with_the_stored_budget(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-5)
+    ledger = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-5, create=True)
     assert isinstance(ledger, Ledger)
     assert (ledger.epsilon_budget, ledger.delta_budget) == (1.0, 1e-5)
     assert ledger.spent == (0.0, 0.0) and ledger.remaining == (1.0, 1e-5) and ledger.charges == ()
@@ -58,7 +78,7 @@ def test_is_a_ledger_with_the_stored_budget(path: Path) -> None:
 
 
 def test_refusal_records_nothing(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, delta_budget=1e-5)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, delta_budget=1e-5, create=True)
     ledger.charge(0.8, 5e-6)
     with pytest.raises(BudgetExceededError, match=r"dataset 'd' .*exceed the privacy budget"):
         ledger.charge(0.3, 1e-6)
@@ -74,7 +94,7 @@ def test_refusal_records_nothing(path: Path) -> None:
 
 
 def test_require_and_can_afford_charge_nothing(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, delta_budget=0.0)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, delta_budget=0.0, create=True)
     assert ledger.can_afford(1.0, 0.0) and not ledger.can_afford(0.5, 1e-9)
     ledger.require(1.0, 0.0)
     with pytest.raises(BudgetExceededError, match="a request of"):
@@ -83,7 +103,7 @@ def test_require_and_can_afford_charge_nothing(path: Path) -> None:
 
 
 def test_exact_budget_in_pieces(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, delta_budget=1e-6)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, delta_budget=1e-6, create=True)
     for _ in range(10):
         ledger.charge(0.1, 1e-7)
     assert ledger.spent[0] == pytest.approx(1.0)
@@ -94,7 +114,7 @@ def test_exact_budget_in_pieces(path: Path) -> None:
 
 
 def test_charges_record_their_fields_and_parameters(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d")
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=10.0, create=True)
     c = ledger.charge(0.5, 1e-7, label="logistic n=200", mechanism="objective perturbation",
                       parameters={"noise": "gaussian", "sigma": np.float64(2.5), "shape": np.arange(2)})
     stored = ledger.charges[0]
@@ -113,7 +133,7 @@ def test_charges_record_their_fields_and_parameters(path: Path) -> None:
 
 
 def test_mark_unreleased_keeps_budget_spent(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, create=True)
     first = ledger.charge(0.6, 0.0, label="attempt", mechanism="opdisc")
     updated = ledger.mark_unreleased(first)
     assert updated.released is False and updated.status == "withheld" and updated.id == first.id
@@ -121,13 +141,13 @@ def test_mark_unreleased_keeps_budget_spent(path: Path) -> None:
     assert ledger.mark_unreleased(updated) == updated  # idempotent
     with pytest.raises(PrivacyParameterError, match="not recorded"):
         ledger.mark_unreleased(Charge(0.6, 0.0, "attempt", "opdisc", True, first.time))
-    other = SQLiteLedger(path, dataset="other").charge(0.1, 0.0)
+    other = SQLiteLedger(path, dataset="other", epsilon_budget=1.0, create=True).charge(0.1, 0.0)
     with pytest.raises(PrivacyParameterError, match="not recorded"):
         ledger.mark_unreleased(other)
 
 
 def test_spend_statuses(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, create=True)
     with ledger.spend(0.1, 0.0, label="ok", mechanism="m") as handle:
         inside = ledger.charges[0]  # committed before the block runs
         assert inside.status == "pending" and inside.released is False and ledger.spent == (0.1, 0.0)
@@ -149,7 +169,7 @@ def test_spend_statuses(path: Path) -> None:
 
 
 def test_objects_on_one_file_share_charges_and_reopen(path: Path) -> None:
-    a = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6)
+    a = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6, create=True)
     b = SQLiteLedger(path, dataset="adult")  # None: the stored budget
     assert (b.epsilon_budget, b.delta_budget) == (1.0, 1e-6)
     a.charge(0.7, 0.0)
@@ -166,8 +186,8 @@ def test_objects_on_one_file_share_charges_and_reopen(path: Path) -> None:
 
 
 def test_datasets_are_independent(path: Path) -> None:
-    a = SQLiteLedger(path, dataset="a", epsilon_budget=1.0)
-    b = SQLiteLedger(path, dataset="b", epsilon_budget=0.5, delta_budget=1e-6)
+    a = SQLiteLedger(path, dataset="a", epsilon_budget=1.0, create=True)
+    b = SQLiteLedger(path, dataset="b", epsilon_budget=0.5, delta_budget=1e-6, create=True)
     a.charge(1.0, 0.0)
     b.charge(0.5, 1e-6)
     assert SQLiteLedger.datasets(path) == ("a", "b")
@@ -175,11 +195,11 @@ def test_datasets_are_independent(path: Path) -> None:
 
 
 def test_budget_mismatch_is_refused(path: Path) -> None:
-    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6)
+    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6, create=True)
     with pytest.raises(PrivacyParameterError, match=r"'adult'.*budget \(ε=1, δ=1e-06\).*epsilon_budget=2"):
         SQLiteLedger(path, dataset="adult", epsilon_budget=2.0)
     with pytest.raises(PrivacyParameterError, match="delta_budget"):
-        SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-5)
+        SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-5, create=True)
     SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, delta_budget=1e-6)  # equal budgets are fine
 
 
@@ -201,24 +221,71 @@ def test_open_refuses_a_missing_file_or_dataset(path: Path) -> None:
     with pytest.raises(LedgerError, match=r"no ledger file .*ledger\.sqlite.*dpopt ledger init"):
         SQLiteLedger.open(path, dataset="adult")
     assert not path.exists()  # open never creates
-    SQLiteLedger(path, dataset="other", epsilon_budget=1.0)
+    SQLiteLedger(path, dataset="other", epsilon_budget=1.0, create=True)
     with pytest.raises(LedgerError, match=r"has no dataset 'adult' \(it has: 'other'\).*dpopt ledger init") as err:
         SQLiteLedger.open(path, dataset="adult")
     assert str(path) in str(err.value) and "\n" not in str(err.value)
     assert SQLiteLedger.datasets(path) == ("other",)  # and open did not create it
 
 
+def test_an_unknown_dataset_is_never_created_by_accident(path: Path) -> None:
+    # the audit's case: a file holding only 'adult' (ε = 1), opened as 'Adult'
+    adult = SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, create=True)
+    for kwargs in ({}, {"epsilon_budget": 1.0}, {"epsilon_budget": 1.0, "delta_budget": 1e-6}):
+        with pytest.raises(LedgerError, match=r"no dataset 'Adult' \(it has: 'adult'\); did you mean "
+                                              r"'adult'\?.*create=True") as err:
+            SQLiteLedger(path, dataset="Adult", **kwargs)
+        assert "\n" not in str(err.value)
+    with pytest.raises(LedgerError, match="did you mean 'adult'"):
+        SQLiteLedger(path, dataset="adlt")
+    with pytest.raises(LedgerError, match=r"it has: 'adult'\) To create") as err:  # no close name: no guess
+        SQLiteLedger(path, dataset="census")
+    assert "did you mean" not in str(err.value)
+    # creating on purpose: a twin differing only in case is refused, and so is a missing budget
+    with pytest.raises(LedgerError, match="already has dataset 'adult'.*use 'adult'"):
+        SQLiteLedger(path, dataset=" ADULT", epsilon_budget=1.0, create=True)
+    with pytest.raises(PrivacyParameterError, match="creating dataset 'census' .*needs an explicit budget"):
+        SQLiteLedger(path, dataset="census", create=True)
+    assert SQLiteLedger.datasets(path) == ("adult",)  # nothing was created by any of these
+    adult.charge(1.0, 0.0)
+    assert SQLiteLedger(path, dataset="adult", create=True).remaining == (0.0, None)  # attaches
+    census = SQLiteLedger(path, dataset="census", epsilon_budget=0.5, create=True)
+    assert SQLiteLedger.datasets(path) == ("adult", "census") and census.remaining == (0.5, None)
+
+
+def test_a_missing_file_is_created_only_on_request(path: Path) -> None:
+    with pytest.raises(LedgerError, match="no ledger file .*create=True"):
+        SQLiteLedger(path, dataset="adult", epsilon_budget=1.0)
+    assert not path.exists()
+    with pytest.raises(PrivacyParameterError, match="create must be True or False"):
+        SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, create="yes")  # type: ignore[arg-type]
+    SQLiteLedger(path, dataset="adult", epsilon_budget=1.0, create=True).close()
+    assert SQLiteLedger.datasets(path) == ("adult",)
+
+
+def test_own_charges_are_this_objects_rows_only(path: Path) -> None:
+    mine = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, create=True)
+    other = SQLiteLedger.open(path, dataset="d")
+    a = mine.charge(0.1, 0.0, mechanism="m")
+    other.charge(0.1, 0.0, mechanism="m")
+    with mine.spend(0.1, 0.0, mechanism="m") as handle:
+        other.charge(0.1, 0.0, mechanism="m")
+    assert [c.id for c in mine.own_charges] == [a.id, handle.charge.id]
+    assert len(other.own_charges) == 2 and len(mine.charges) == 4
+    assert pickle.loads(pickle.dumps(mine)).own_charges == ()  # a copy made none
+
+
 def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("epsilon 1.0\n" * 200)
-    for attempt in (lambda: SQLiteLedger(text, dataset="d"), lambda: SQLiteLedger.open(text, dataset="d"),
+    for attempt in (lambda: SQLiteLedger(text, dataset="d", epsilon_budget=1.0, create=True), lambda: SQLiteLedger.open(text, dataset="d"),
                     lambda: SQLiteLedger.datasets(text)):
         with pytest.raises(LedgerError, match=r"notes\.txt is not an SQLite database") as err:
             attempt()
         assert "\n" not in str(err.value)
     assert text.read_text() == "epsilon 1.0\n" * 200
     with pytest.raises(LedgerError, match="directory"):
-        SQLiteLedger(tmp_path, dataset="d")
+        SQLiteLedger(tmp_path, dataset="d", epsilon_budget=1.0, create=True)
 
 
 def test_other_sqlite_files_and_unknown_schema_versions_are_refused(tmp_path: Path) -> None:
@@ -227,9 +294,9 @@ def test_other_sqlite_files_and_unknown_schema_versions_are_refused(tmp_path: Pa
         conn.execute("CREATE TABLE users (name TEXT)")
     conn.close()
     with pytest.raises(LedgerError, match="not a dpopt ledger"):
-        SQLiteLedger(foreign, dataset="d")
+        SQLiteLedger(foreign, dataset="d", epsilon_budget=1.0, create=True)
     future = tmp_path / "future.sqlite"
-    SQLiteLedger(future, dataset="d").close()
+    SQLiteLedger(future, dataset="d", epsilon_budget=1.0, create=True).close()
     with sqlite3.connect(future) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     conn.close()
@@ -239,7 +306,7 @@ def test_other_sqlite_files_and_unknown_schema_versions_are_refused(tmp_path: Pa
     empty.touch()
     with pytest.raises(LedgerError, match="holds no ledger"):
         SQLiteLedger.open(empty, dataset="d")
-    SQLiteLedger(empty, dataset="d", epsilon_budget=1.0)  # the constructor creates the schema in it
+    SQLiteLedger(empty, dataset="d", epsilon_budget=1.0, create=True)  # the constructor creates the schema in it
     assert SQLiteLedger.open(empty, dataset="d").epsilon_budget == 1.0
 
 
@@ -249,7 +316,7 @@ def test_other_sqlite_files_and_unknown_schema_versions_are_refused(tmp_path: Pa
 
 
 def test_pickles_as_path_and_dataset_and_reconnects(path: Path) -> None:
-    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, create=True)
     first = ledger.charge(0.25, 0.0)
     blob = pickle.dumps(ledger)
     assert len(blob) < 1000  # no connection, no charges: path, dataset and budget
@@ -260,6 +327,34 @@ def test_pickles_as_path_and_dataset_and_reconnects(path: Path) -> None:
     assert ledger.mark_unreleased(pickle.loads(pickle.dumps(copy.charges[1]))).status == "withheld"
 
 
+def test_a_pickled_ledger_reopens_the_same_file_by_its_absolute_path(path: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    ledger = SQLiteLedger(path.name, dataset="d", epsilon_budget=1.0, create=True)  # a relative path
+    blob = pickle.dumps(ledger)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # a worker with another working directory
+    pickle.loads(blob).charge(0.5, 0.0)
+    assert ledger.spent == (0.5, 0.0) and not (elsewhere / path.name).exists()
+
+
+def test_a_pickled_ledger_refuses_another_file_at_its_path(path: Path, tmp_path: Path) -> None:
+    # a worker that sees another file under the same path (another machine, a replaced file)
+    ledger = SQLiteLedger(path, dataset="d", epsilon_budget=1.0, create=True)
+    blob = pickle.dumps(ledger)
+    ledger.close()
+    os.replace(path, tmp_path / "moved.sqlite")
+    SQLiteLedger(path, dataset="d", epsilon_budget=1.0, create=True).close()  # same name and budget
+    with pytest.raises(LedgerError, match="is not the ledger file this ledger was opened on"):
+        pickle.loads(blob).charge(0.5, 0.0)
+    assert SQLiteLedger.open(path, dataset="d").charges == ()
+    os.remove(path)
+    with pytest.raises(LedgerError, match="no ledger file"):  # never created by a copy
+        pickle.loads(blob).charge(0.5, 0.0)
+    assert not path.exists()
+
+
 def test_a_mechanism_run_charges_the_file(path: Path) -> None:
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
@@ -268,7 +363,7 @@ def test_a_mechanism_run_charges_the_file(path: Path) -> None:
     data = dp.Dataset(X, y, x_bound=1.0)
     th = dp.Variable(3)
     problem = dp.Problem(dp.LogisticLoss(data, th), regularizer=dp.L2Squared(th, 0.1))
-    ledger = dp.SQLiteLedger(path, dataset="synthetic", epsilon_budget=1.0, delta_budget=1e-5)
+    ledger = dp.SQLiteLedger(path, dataset="synthetic", epsilon_budget=1.0, delta_budget=1e-5, create=True)
     release = dp.OutputPerturbation(0.6, 1e-6, ledger=ledger).run(problem, solver="scipy", seed=1)
     assert release.private
     (charge,) = SQLiteLedger.open(path, dataset="synthetic").charges
@@ -352,7 +447,7 @@ def _check_file_after_kills(path: Path, reported: set[int]) -> SQLiteLedger:
 
 @needs_sigkill
 def test_a_process_killed_inside_spend_leaves_a_pending_charge(path: Path) -> None:
-    SQLiteLedger(path, dataset="kill", epsilon_budget=100.0)
+    SQLiteLedger(path, dataset="kill", epsilon_budget=100.0, create=True)
     (killed,) = _killed_child(path, "block", 0.05)
     ledger = _check_file_after_kills(path, {killed})
     row = next(c for c in ledger.charges if c.id == killed)
@@ -370,7 +465,7 @@ def test_a_process_killed_inside_spend_leaves_a_pending_charge(path: Path) -> No
 @needs_sigkill
 @pytest.mark.slow
 def test_many_random_kills_lose_nothing(path: Path) -> None:
-    SQLiteLedger(path, dataset="kill", epsilon_budget=1000.0)
+    SQLiteLedger(path, dataset="kill", epsilon_budget=1000.0, create=True)
     reported: set[int] = set()
     for _ in range(12):
         reported |= _killed_child(path, "loop", random.uniform(0.0, 0.5))

@@ -54,6 +54,7 @@ from dpopt.modeling.submodular import (
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
 from dpopt.testing import audit, one_point_pair
+from dpopt.testing.coverage import covers
 
 P = 6
 
@@ -305,6 +306,7 @@ def test_output_perturbation_release_and_refusals():
             dp.Problem(dp.SquaredLoss(data, th), regularizer=dp.L2Squared(th, 0.1)))
 
 
+@covers(SubmodularOutputPerturbation, kind="audit")
 def test_output_perturbation_audit():
     d0, d1 = _pair()
     res = audit(_output_runner(SubmodularOutputPerturbation), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3,
@@ -314,6 +316,7 @@ def test_output_perturbation_audit():
     assert res.epsilon_lower > 0.4, res.summary()
 
 
+@covers(SubmodularOutputPerturbation, kind="mutation")
 def test_output_perturbation_mutation_is_caught():
     d0, d1 = _pair()
     res = audit(_output_runner(ThirdNoiseSubmodular), d0, d1, claimed_epsilon=2.0, claimed_delta=1e-3,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 from abc import ABC, abstractmethod
@@ -48,16 +49,12 @@ class Backend(ABC, Generic[PreparedT]):
         return (self.module,)
 
     def version(self) -> str | None:
-        """Installed version of the solver package, or None if it (or a required module) is missing."""
-        try:
-            for module in self.required_modules():
-                importlib.import_module(module)
-        except Exception:  # noqa: BLE001 — any import failure means unusable
-            return None
-        try:
-            return importlib.metadata.version(self.distribution or self.module)
-        except importlib.metadata.PackageNotFoundError:
-            return "unknown"
+        """Installed version of the solver package, or None if it (or a required module) is missing.
+
+        Cached per distribution and modules for the life of the process (installed packages do not
+        change under a running process; reading package metadata costs more than many small solves).
+        """
+        return _installed_version(self.distribution or self.module, tuple(self.required_modules()))
 
     def available(self) -> bool:
         """Whether the solver package imports."""
@@ -117,3 +114,17 @@ def perturbation_of(problem: AnyProblem) -> np.ndarray | None:
     if isinstance(problem, DiscreteProblem):
         return problem.eta
     return None if problem.perturbation is None else problem.perturbation.b
+
+
+@functools.cache
+def _installed_version(distribution: str, modules: tuple[str, ...]) -> str | None:
+    """The version of ``distribution`` once ``modules`` import; None when one does not."""
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except Exception:  # noqa: BLE001 — any import failure means unusable
+        return None
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

@@ -21,16 +21,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpopt.backends import lp, registry
+from dpopt.backends import registry
 from dpopt.backends.base import Backend
 from dpopt.backends.cvxpy_backend import CvxpyBackend, CvxpyCompiled
 from dpopt.backends.profiles import SolverProfile, resolve
 from dpopt.backends.result import SolveOptions
-from dpopt.compile.polytope_program import LinearProgram
 from dpopt.errors import BackendCapabilityError
-from dpopt.modeling.structured_sets import HPolytope
+
+if TYPE_CHECKING:  # the LP backend and compiler load scipy.optimize and cvxpy: imported on first use
+    from dpopt.backends.lp import ScipyLPBackend
+    from dpopt.compile.polytope_program import LinearProgram
+    from dpopt.modeling.structured_sets import HPolytope
 
 __all__ = ["STEP_TOLERANCE", "SolverSpec", "is_explicit", "prepare_polytope_lmo", "resolve_lp_backend",
            "resolve_step_backend",
@@ -101,12 +104,13 @@ def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]
     BackendUnavailableError
         A named backend whose package is not installed.
     """
+    scipy_lp = _scipy_lp()
     if not is_explicit(solver):
-        return lp.ScipyLPBackend(), SolverProfile(lp.ScipyLPBackend.name)
+        return scipy_lp(), SolverProfile(scipy_lp.name)
     backend, profile = resolve(solver)
     if backend.name in _LP_ALIASES and not isinstance(solver, Backend) and not profile.options.extra:
-        return lp.ScipyLPBackend(), replace(profile, backend=lp.ScipyLPBackend.name)
-    if not isinstance(backend, (lp.ScipyLPBackend, CvxpyBackend)):
+        return scipy_lp(), replace(profile, backend=scipy_lp.name)
+    if not isinstance(backend, (scipy_lp, CvxpyBackend)):
         raise BackendCapabilityError(
             f"an HPolytope's linear minimization is a linear program; backend {backend.name!r} does not "
             "solve the ones dpopt compiles: use 'scipy-lp' (HiGHS), 'clarabel' or 'scs'"
@@ -121,9 +125,16 @@ def prepare_polytope_lmo(backend: Backend[Any], polytope: HPolytope) -> CvxpyCom
 
     if isinstance(backend, CvxpyBackend):
         return lmo_cvxpy(polytope.A, polytope.b)
-    if isinstance(backend, lp.ScipyLPBackend):
+    if isinstance(backend, _scipy_lp()):
         return lmo_program(polytope.A, polytope.b)
     raise BackendCapabilityError(f"backend {backend.name!r} cannot solve an HPolytope's linear minimization")
+
+
+def _scipy_lp() -> type[ScipyLPBackend]:
+    """The ``scipy-lp`` backend class (its module imports scipy.optimize: loaded when an LMO needs it)."""
+    from dpopt.backends.lp import ScipyLPBackend
+
+    return ScipyLPBackend
 
 
 def step_options(profile: SolverProfile, *, time_limit: float | None) -> SolveOptions:

@@ -7,7 +7,8 @@ wheels bundle SCIP (``pip install 'dpopt[scip]'``), a fresh SCIP model per call.
 
 SCIP options of every solve: ``limits/gap = 0`` and ``limits/absgap = 1e-12`` (pyomo's
 ``rel_gap``/``abs_gap``), feasibility tolerance ``numerics/feastol = 1e-9`` (the compiled
-margins are integers ≥ 1, so this is far from blurring a unit margin),
+margins are integers ≥ 1, so this is far from blurring a unit margin), ``display/verblevel = 0``
+(no solver output: pyomo captures it through a pipe that a full buffer can deadlock),
 ``randomization/randomseedshift = options.seed`` (a fixed constant), ``max_iterations`` →
 ``limits/nodes`` (a deterministic work limit), ``time_limit`` → ``limits/time``, threads →
 ``lp/threads``, plus ``options.extra`` as raw SCIP parameters (``"limits/nodes"`` style
@@ -35,7 +36,10 @@ class ScipBackend(PyomoMipBackend):
     pyomo_solver = "scip_direct"
     interface_module = "pyomo.contrib.solver.solvers.scip.scip_direct"
     label = "SCIP"
-    base_options = {"numerics/feastol": 1e-9}
+    #: verblevel 0: SCIP writes nothing.  pyomo's scip_direct captures SCIP's output through a pipe
+    #: read by a thread of this process while SCIP holds the interpreter lock; a full pipe
+    #: deadlocked both (seen on big-M Adult models), so there must be no output to capture.
+    base_options = {"numerics/feastol": 1e-9, "display/verblevel": 0}
     seed_option = "randomization/randomseedshift"
     node_limit_option = "limits/nodes"
     abs_gap_option = "limits/absgap"

@@ -10,8 +10,11 @@ same perturbed problem (the same η), that no grid point has an objective below
 
 where f(ŵ) is recomputed by dpopt with exact integer margins.  Either the verifier's proven
 lower bound is ≥ the threshold (a full solve), or its cut-off model (objective < threshold)
-is proven infeasible (the grouped verifier).  Anything else — a better point, a limit, a
-crash — is a disagreement, and the mechanism fails closed.
+is proven infeasible (the grouped verifier).  A crash (status ERROR, or an exception raised
+by the verifier) is retried with the same η like a crash of the primary oracle — the same
+public number of repeats (``CRASH_RETRIES`` of :mod:`dpopt.mechanisms.discrete_base`), no
+data-dependent choice (:func:`retry_crashes`).  Anything else — a better point, a limit, a
+crash on every try — is a disagreement, and the mechanism fails closed.
 
 Choosing the verifier (:func:`choose_verifier`)
 -----------------------------------------------
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +133,28 @@ def no_verifier_note(choice: VerifierChoice) -> str:
 
 # ---- running a verifier ---------------------------------------------------------------------
 
+def retry_crashes(attempt: Callable[[], OracleResult], retries: int) -> OracleResult:
+    """``attempt()``, repeated while it crashes (status ERROR), at most ``retries`` more times.
+
+    The rule of the primary oracle (``DiscreteMechanism._solve``): the same call with the same
+    noise, a fixed public number of repeats, then the last answer is judged (a crash on every
+    try fails closed).  ``attempt`` reports a crash as an ERROR result, never by raising.
+    """
+    res = attempt()
+    for _ in range(retries):
+        if res.status is not OracleStatus.ERROR:
+            break
+        res = attempt()
+    return res
+
+
+def crashed(backend: str, version: str, exc: BaseException, *, started: float) -> OracleResult:
+    """The ERROR result of a call that raised (names the exception's type only, never its message)."""
+    return OracleResult(solution=None, status=OracleStatus.ERROR, solver_certified=False,
+                        solve_time=time.perf_counter() - started, backend=backend, backend_version=version,
+                        raw_status=f"exception {type(exc).__name__}")
+
+
 class Verifier:
     """A prepared verifier: :meth:`confirm` checks one accepted answer (value f(ŵ)) for one η."""
 
@@ -147,13 +173,19 @@ class Verifier:
 
     def confirm(self, problem: DiscreteProblem, eta: np.ndarray, value: float, alpha: float,
                 options: SolveOptions, retries: int) -> OracleResult:
-        """A full solve on the same η; ``certified`` is the verdict (module docstring)."""
-        assert self.backend is not None  # set by start() for every verifier but the grouped one
-        res = self.backend.solve(self.prepared, eta, options)
-        for _ in range(retries):
-            if res.status is not OracleStatus.ERROR:
-                break
-            res = self.backend.solve(self.prepared, eta, options)
+        """A full solve on the same η, a crash retried ``retries`` times (:func:`retry_crashes`);
+        ``certified`` is the verdict (module docstring)."""
+        backend = self.backend
+        assert backend is not None  # set by start() for every verifier but the grouped one
+
+        def attempt() -> OracleResult:
+            started = time.perf_counter()
+            try:
+                return backend.solve(self.prepared, eta, options)
+            except Exception as exc:  # noqa: BLE001 — a crash: retried, then a disagreement
+                return crashed(self.name, self.version, exc, started=started)
+
+        res = retry_crashes(attempt, retries)
         cut = threshold(value, alpha)
         lower = res.dual_bound if res.status is not OracleStatus.ERROR else math.nan
         better = _better_point(problem, res.solution, cut)
@@ -210,12 +242,24 @@ class ScipGroupedVerifier(Verifier):
 
     def confirm(self, problem: DiscreteProblem, eta: np.ndarray, value: float, alpha: float,
                 options: SolveOptions, retries: int) -> OracleResult:
+        """Every enumerated point's cut-off model on the same η, a crash retried ``retries`` times
+        (:func:`retry_crashes`, each try on a fresh SCIP model); ``certified`` is the verdict."""
+        cut = threshold(value, alpha)
+        res = retry_crashes(lambda: self._attempt(eta, cut, options), retries)
+        return replace_verdict(res, cut=cut, lower=res.dual_bound, better=bool(res.solution is not None),
+                               ok=res.solver_certified)
+
+    def _attempt(self, eta: np.ndarray, cut: float, options: SolveOptions) -> OracleResult:
+        """One pass over the enumerated points (status ERROR when SCIP raised).
+
+        ``solver_certified`` holds the verdict, ``dual_bound`` the threshold when confirmed, and
+        ``solution`` a point found below the threshold (if any).
+        """
         prog = self.prepared
         perturbed = prog.problem.with_eta(eta)
-        cut = threshold(value, alpha)
         start = time.perf_counter()
         deadline = None if options.time_limit is None else start + float(options.time_limit)
-        status, better, solved = OracleStatus.OPTIMAL, False, 0
+        status, better, solved, point = OracleStatus.OPTIMAL, False, 0, None
         raw = "all cut-off models infeasible"
         try:
             model, x = _scip_model(prog, options)
@@ -224,21 +268,20 @@ class ScipGroupedVerifier(Verifier):
                 outcome, w = _solve_point(model, x, prog, ks, costs, z_upper, cut - const, deadline)
                 solved += 1
                 if outcome != "infeasible":
-                    better = _better_point(perturbed, w, cut)
+                    better, point = _better_point(perturbed, w, cut), w
                     status = OracleStatus.LIMIT if outcome == "limit" else OracleStatus.OPTIMAL
                     raw = f"SCIP status {outcome!r} at an enumerated point"
                     break
         except Exception as exc:  # noqa: BLE001 — report, never crash a mechanism
             status, raw = OracleStatus.ERROR, f"exception {type(exc).__name__}"
         ok = status is OracleStatus.OPTIMAL and raw == "all cut-off models infeasible"
-        res = OracleResult(
-            solution=None, status=status, solver_certified=ok, solve_time=time.perf_counter() - start,
-            backend=self.name, backend_version=self.version, raw_status=raw,
-            limit=Limit.TIME if status is OracleStatus.LIMIT else None,
+        return OracleResult(
+            solution=point if better else None, status=status, solver_certified=ok,
+            solve_time=time.perf_counter() - start, backend=self.name, backend_version=self.version,
+            raw_status=raw, limit=Limit.TIME if status is OracleStatus.LIMIT else None,
             dual_bound=cut if ok else math.nan,
             message=f"SCIP on the grouped decomposition: {solved} of {prog.points.shape[0]} point models solved",
         )
-        return replace_verdict(res, cut=cut, lower=cut if ok else math.nan, better=better, ok=ok)
 
 
 def _scip_model(prog: Any, options: SolveOptions) -> tuple[Any, list[Any]]:

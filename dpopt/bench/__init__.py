@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "verify-cost": "dpopt.bench.verify_cost",
     "ledger-concurrency": "dpopt.bench.ledger_concurrency",
     "data-parallel": "dpopt.bench.data_parallel",
+    "startup": "dpopt.bench.startup",
 }
 
 

@@ -138,7 +138,7 @@ def run_one(name: str, problem: Any, eps: float, delta: float, seed: int, args: 
 
 
 def _nonprivate(problem: dp.Problem, train: dp.Dataset, test: Labeled, solver: str) -> dict[str, float]:
-    res = dp.get_backend(solver).solve_problem(problem)
+    res = dp.backends.get(solver).solve_problem(problem)
     w = np.zeros(problem.dim) if res.solution is None else np.asarray(res.solution)
     return {"train_acc": accuracy(w, train), "test_acc": accuracy(w, test)}
 
@@ -174,7 +174,7 @@ def summarize(runs: list[Run], args: argparse.Namespace, extra: dict[str, Any]) 
             "n": args.n, "delta": 1.0 / args.n**2, "epsilons": list(args.epsilons), "runs": args.runs,
             "solver": args.solver, "lr_solver": args.lr_solver, "time_limit": args.time_limit,
             "threads": args.threads, "lam": args.lam,
-            "versions": {b: dp.get_backend(b).version() for b in {args.solver, args.lr_solver}},
+            "versions": {b: dp.backends.get(b).version() for b in {args.solver, args.lr_solver}},
             "python": platform.python_version(), "machine": platform.machine(),
         },
         "rows": rows, "oracle_times": times, **extra,
@@ -344,8 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: every ε must be a positive number", file=sys.stderr)
         return 2
     for b in {args.solver, args.lr_solver}:
-        if b not in dp.backend_names():
-            print(f"error: unknown backend {b!r}; registered: {', '.join(dp.backend_names())}", file=sys.stderr)
+        if b not in dp.backends.names():
+            print(f"error: unknown backend {b!r}; registered: {', '.join(dp.backends.names())}", file=sys.stderr)
             return 2
     if args.out is not None and importlib.util.find_spec("matplotlib") is None:  # before any work
         print("error: --out writes a plot, which needs matplotlib: pip install 'dpopt[bench]'", file=sys.stderr)

@@ -107,7 +107,7 @@ def run(path: Path, *, processes: int, charges: int, epsilon: float, budget: flo
     epsilon, budget : float
         ε of every charge and the dataset's ε budget.
     """
-    ledger = SQLiteLedger(path, dataset=DATASET, epsilon_budget=budget)
+    ledger = SQLiteLedger(path, dataset=DATASET, epsilon_budget=budget, create=True)
     if ledger.charges:
         raise ValueError(f"dataset {DATASET!r} of {path} already holds charges; use a fresh file")
     ctx = mp.get_context("spawn")

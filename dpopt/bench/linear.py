@@ -191,10 +191,10 @@ def _run_method(method: str, eps: float, seeds: int, train: dp.Dataset, test: dp
 
 
 def _nonprivate(problem: dp.Problem, test: dp.Dataset) -> Run:
-    backend = dp.get_backend("scipy")
+    backend = dp.backends.get("scipy")
 
     def solve() -> np.ndarray:
-        return np.asarray(backend.solve(backend.prepare(problem), np.zeros(problem.dim), dp.SolveOptions()).solution)
+        return np.asarray(backend.solve(backend.prepare(problem), np.zeros(problem.dim), dp.backends.SolveOptions()).solution)
 
     solve()  # warm-up (imports, aggregation caches)
     theta, wall = _timed(solve)

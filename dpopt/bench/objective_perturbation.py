@@ -8,7 +8,7 @@ UCI Adult, the 23-feature ``paper23`` encoding of :mod:`dpopt.datasets.adult`
 noise seeds (default 20), in one process, each seed runs in turn:
 
 * the **non-private** optimum of the same problem with the same backend
-  (``dp.get_backend(name).solve_problem(problem)``), timed;
+  (``dp.backends.get(name).solve_problem(problem)``), timed;
 * **dpopt, δ = 0**: :class:`~dpopt.mechanisms.ObjectivePerturbation` with
   pure ε-DP (ℓ2-Laplace noise) — the head-to-head column, since diffprivlib's
   logistic regression is pure ε-DP;

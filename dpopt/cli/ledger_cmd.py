@@ -4,7 +4,8 @@ Commands
 --------
 ``dpopt ledger init FILE --dataset NAME --epsilon E --delta D``
     Create the file (if missing) and the dataset with its budget.  Re-running it with
-    the same budget changes nothing; a different budget is refused.
+    the same budget changes nothing; a different budget is refused, and so is a new name
+    that differs from a stored one only in case (``Adult`` next to ``adult``).
 ``dpopt ledger show FILE [--dataset NAME]``
     Budget, spent and remaining per dataset (every dataset by default).
 ``dpopt ledger history FILE [--dataset NAME]``
@@ -21,10 +22,13 @@ import argparse
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpopt.cli.argtypes import positive_float
 from dpopt.errors import LedgerError
-from dpopt.privacy.sqlite_ledger import SQLiteLedger, iso_time
+
+if TYPE_CHECKING:  # imported when a ledger command runs: building the parser loads no ledger
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger
 
 __all__ = ["add_parser", "run"]
 
@@ -91,12 +95,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger
+
     try:
         existed = args.dataset in SQLiteLedger.datasets(args.file)
     except LedgerError:  # no file, or not a ledger yet: the constructor creates it or says why not
         existed = False
     ledger = SQLiteLedger(args.file, dataset=args.dataset, epsilon_budget=args.epsilon,
-                          delta_budget=args.delta)
+                          delta_budget=args.delta, create=True)
     budget = f"(ε={_num(ledger.epsilon_budget)}, δ={_num(ledger.delta_budget)})"
     if existed:
         print(f"dataset {args.dataset!r} already in {args.file} with budget {budget}; nothing changed")
@@ -107,6 +113,8 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _ledgers(path: Path, dataset: str | None) -> list[SQLiteLedger]:
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger
+
     names = [dataset] if dataset is not None else list(SQLiteLedger.datasets(path))
     return [SQLiteLedger.open(path, dataset=name) for name in names]
 
@@ -137,6 +145,8 @@ def _show(ledgers: Sequence[SQLiteLedger]) -> str:
 
 
 def _history(ledgers: Sequence[SQLiteLedger]) -> str:
+    from dpopt.privacy.sqlite_ledger import iso_time
+
     charges = sorted((c for ledger in ledgers for c in ledger.charges), key=lambda c: c.id)
     if not charges:
         return "no charges"

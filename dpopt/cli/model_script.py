@@ -50,13 +50,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpopt.errors import ModelError
-from dpopt.mechanisms.base import Mechanism
-from dpopt.modeling.discrete import DiscreteProblem
-from dpopt.modeling.problem import Problem
-from dpopt.privacy.calibration import check_epsilon_delta
+
+if TYPE_CHECKING:  # imported when a script is built: `dpopt --help` loads no mechanism
+    from dpopt.mechanisms.base import Mechanism
+    from dpopt.modeling.discrete import DiscreteProblem
+    from dpopt.modeling.problem import Problem
 
 __all__ = [
     "ModelScript",
@@ -245,6 +246,8 @@ def resolve_params(
             raise ModelScriptError(f"{key} given twice: use --{key} or --set {key}=..., not both")
         params[key] = value
     if "epsilon" in params or "delta" in params:
+        from dpopt.privacy.calibration import check_epsilon_delta
+
         eps = params.get("epsilon", 1.0)
         dlt = params.get("delta", 0.0)
         check_epsilon_delta(eps, dlt)  # raises PrivacyParameterError (a ValueError)
@@ -262,6 +265,10 @@ def build_model(script: ModelScript, params: Mapping[str, Any]) -> tuple[Problem
     ScriptFailure
         ``build`` raised a non-dpopt exception.
     """
+    from dpopt.mechanisms.base import Mechanism
+    from dpopt.modeling.discrete import DiscreteProblem
+    from dpopt.modeling.problem import Problem
+
     name = script.path.name
     if script.build is not None:
         try:

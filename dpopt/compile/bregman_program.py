@@ -16,15 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 
-from dpopt.compile.cvxpy_program import set_constraints
 from dpopt.errors import ModelError
 from dpopt.modeling import potentials as P
-from dpopt.modeling import sets as S
+
+if TYPE_CHECKING:  # cvxpy is imported when a step is compiled, not when a mechanism is imported
+    import cvxpy as cp
+
+    from dpopt.modeling import sets as S
 
 __all__ = ["BregmanProgram", "compile_bregman_step", "constraint_encoding"]
 
@@ -64,24 +66,32 @@ def _psi(potential: P.Potential, theta: cp.Variable, extra: list[Any]) -> cp.Exp
     raise ModelError(f"the {potential.name} potential has no cvxpy encoding (its step is closed form)")
 
 
-@_psi.register
+@_psi.register(P.EuclideanPotential)
 def _(potential: P.EuclideanPotential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
+    import cvxpy as cp
+
     return 0.5 * cp.sum_squares(theta - potential.theta0)
 
 
-@_psi.register
+@_psi.register(P.EntropyPotential)
 def _(potential: P.EntropyPotential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
+    import cvxpy as cp
+
     return -cp.sum(cp.entr(theta / potential.scale))
 
 
-@_psi.register
+@_psi.register(P.GroupL1Potential)
 def _(potential: P.GroupL1Potential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
+    import cvxpy as cp
+
     terms = [cp.power(cp.norm(theta[g] / potential.r, 2), potential.s) for g in potential.groups]
     return cp.sum(cp.hstack(terms)) / (potential.s * potential.gamma)
 
 
-@_psi.register
+@_psi.register(P.QNormPotential)
 def _(potential: P.QNormPotential, theta: cp.Variable, extra: list[Any]) -> cp.Expression:
+    import cvxpy as cp
+
     alpha = cp.Variable(potential.k, name="alpha")
     extra.append(alpha)
     extra.append(potential.V.T @ alpha == theta)
@@ -90,6 +100,8 @@ def _(potential: P.QNormPotential, theta: cp.Variable, extra: list[Any]) -> cp.E
 
 def constraint_encoding(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
     """θ ∈ C as cvxpy constraints (:func:`dpopt.compile.cvxpy_program.set_constraints`)."""
+    from dpopt.compile.cvxpy_program import set_constraints
+
     return set_constraints(constraint, theta)
 
 
@@ -101,6 +113,8 @@ def compile_bregman_step(potential: P.Potential) -> BregmanProgram:
     ModelError
         When the potential or the set has no cvxpy encoding.
     """
+    import cvxpy as cp
+
     theta = cp.Variable(potential.dim, name="theta")
     w = cp.Parameter(potential.dim, name="w")
     w.value = np.zeros(potential.dim)

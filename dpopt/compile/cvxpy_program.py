@@ -192,6 +192,16 @@ def _(constraint: S.Simplex, theta: cp.Variable) -> list[cp.Constraint]:
 
 
 @set_constraints.register
+def _(constraint: S.Box, theta: cp.Variable) -> list[cp.Constraint]:
+    return [theta >= constraint.low, theta <= constraint.high]
+
+
+@set_constraints.register
+def _(constraint: S.NonNegative, theta: cp.Variable) -> list[cp.Constraint]:
+    return [theta >= 0]
+
+
+@set_constraints.register
 def _(constraint: S.VertexPolytope, theta: cp.Variable) -> list[cp.Constraint]:
     V = constraint.vertices()
     lam = cp.Variable(V.shape[0], nonneg=True)

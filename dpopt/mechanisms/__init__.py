@@ -1,7 +1,14 @@
-"""Private mechanisms: each returns a :class:`~dpopt.mechanisms.release.Release`."""
+"""Private mechanisms: each returns a :class:`~dpopt.mechanisms.release.Release`.
+
+Importing this package imports every mechanism module (discovery by ``__subclasses__()``,
+:func:`dpopt.testing.coverage.concrete_mechanisms`, relies on it); no mechanism module
+imports a solver package at import time: each backend loads its own when first used.
+"""
 
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism, default_ledger
+from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
 from dpopt.mechanisms.frank_wolfe import GaussianFrankWolfe, PolytopeFrankWolfe
+from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
 from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
 from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.opdisc import OPDisc
@@ -9,17 +16,25 @@ from dpopt.mechanisms.opsamp import OPSamp
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.release import Release
 from dpopt.mechanisms.rspm import RSPM
+from dpopt.mechanisms.selection import PrivateSelection
+from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
 
-__all__ = ["ConvexMechanism", "Mechanism", "OPDisc", "OPSamp", "ObjectivePerturbation", "OutputPerturbation", "RSPM", "Release", "default_ledger"]
-__all__ += ["PrivateMirrorDescent"]
-__all__ += ["GaussianFrankWolfe", "PolytopeFrankWolfe"]
-from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe  # noqa: E402
-from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation  # noqa: E402
-
-__all__ += ["DualFrankWolfe", "SubmodularOutputPerturbation"]
-from dpopt.mechanisms.selection import PrivateSelection  # noqa: E402
-
-__all__ += ["PrivateSelection"]
-from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent  # noqa: E402
-
-__all__ += ["DPGradientDescent", "DPSGD"]
+__all__ = [
+    "ConvexMechanism",
+    "DPGradientDescent",
+    "DPSGD",
+    "DualFrankWolfe",
+    "GaussianFrankWolfe",
+    "Mechanism",
+    "OPDisc",
+    "OPSamp",
+    "ObjectivePerturbation",
+    "OutputPerturbation",
+    "PolytopeFrankWolfe",
+    "PrivateMirrorDescent",
+    "PrivateSelection",
+    "RSPM",
+    "Release",
+    "SubmodularOutputPerturbation",
+    "default_ledger",
+]

@@ -9,7 +9,11 @@ certificate proves it within the declared ``tolerance`` of the exact optimum; ot
 an accelerated proximal gradient method (:mod:`dpopt.modeling.apg`) whose iteration count
 is fixed from public constants and the noise provably reaches the same tolerance.  Either
 way the run releases, and the release does not say which of the two answered (that bit
-depends on the data; it is in the opt-in diagnostics).
+depends on the data; it is in the opt-in diagnostics).  A problem without that fallback
+(a set with an iterative projection such as a polytope, an overlapping submodular norm, a
+loss without a Hessian bound) is refused before the charge, and the refusal names the
+mechanisms that accept it; only ``on_uncertified="release-unsafe"`` runs it, as an
+experiment whose release says that no privacy guarantee holds.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.certificates import ConvexCheck
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
-from dpopt.errors import MechanismError, UncertifiedOracleError
+from dpopt.errors import DpoptError, MechanismError, UncertifiedOracleError
 from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.params import (
     Instance,
@@ -40,24 +44,30 @@ from dpopt.mechanisms.params import (
 )
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
-from dpopt.modeling.apg import fallback_supported, plan_fallback, solve_with_proof
+from dpopt.modeling.apg import plan_fallback, solve_with_proof, unsupported_reason
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.prox import certify
 from dpopt.privacy.calibration import gaussian_sigma
-from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.ledger import DefaultLedger, Ledger
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 
 OnUncertified = Literal["raise", "release-unsafe"]
 NoiseChoice = Literal["auto", "gaussian", "l2-laplace"]
-_DEFAULT_LEDGER = Ledger()
+_DEFAULT_LEDGER = DefaultLedger()
 #: the fallback is planned (and refused, if ever) for noise norms up to this multiple of the
 #: law's expected norm, before the charge; larger draws still run (the count is then larger)
 NOISE_QUANTILE = 10.0
 
 
 def default_ledger() -> Ledger:
-    """The process-wide ledger charged when a mechanism is given none."""
+    """The process-wide ledger charged when a mechanism is given none.
+
+    Unlimited and in memory; it refuses to be charged in a worker process (a joblib,
+    multiprocessing, ``concurrent.futures`` or Dask worker has one of its own), see
+    :class:`~dpopt.privacy.ledger.DefaultLedger`: pass a
+    :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger` to charge one budget from several processes.
+    """
     return _DEFAULT_LEDGER
 
 
@@ -203,8 +213,10 @@ class Mechanism(ABC):
         """Run the mechanism once and return a release."""
 
     def _uncertified(self, reason: str, results: tuple[OracleResult, ...]) -> UncertifiedOracleError:
-        """The fail-closed error: a message without data-dependent numbers, diagnostics attached
-        (the pipeline strips them unless the caller asked for them)."""
+        """The fail-closed error of the discrete oracles (a crash that persists, or a time limit the
+        caller opted into): a message without data-dependent numbers, diagnostics attached (the
+        pipeline strips them unless the caller asked for them).  The convex mechanisms never raise
+        it: they release through the a-priori fallback or refuse before the charge."""
         return UncertifiedOracleError(
             f"{self.name}: {reason}, so nothing is released (the budget ε={self.epsilon:g}, "
             f"δ={self.delta:g} is spent). Whether this happens can depend on the data: this outcome "
@@ -231,10 +243,15 @@ class ConvexMechanism(Mechanism):
     tolerance : float
         Largest allowed distance ‖θ̂ − θ*‖₂ between the released pre-noise point and
         the exact optimum of the perturbed problem, proven by dpopt's certificate;
-        the mechanism's analysis accounts for it.  A solve that cannot prove it fails closed.
+        the mechanism's analysis accounts for it: dpopt's certificate proves it for the solver's
+        answer, otherwise the a-priori fallback's bound does.
     on_uncertified : {"raise", "release-unsafe"}
-        ``"raise"`` (default) releases nothing when a solve is not certified;
-        ``"release-unsafe"`` returns the point with ``private=False`` (experiments only).
+        For a problem without the a-priori fallback (:func:`dpopt.modeling.apg.unsupported_reason`):
+        ``"raise"`` (default) refuses it before the charge with a
+        :class:`~dpopt.errors.MechanismError` naming the mechanisms that accept it;
+        ``"release-unsafe"`` runs the solver alone and returns its point with
+        ``private=False`` (experiments only: the release says no guarantee holds).  Problems
+        with the fallback always release privately, whatever this setting.
     noise : {"auto", "gaussian", "l2-laplace"}
         The noise law: ``"auto"`` takes ℓ2-Laplace for δ = 0 and, for δ > 0, whichever of
         Gaussian and ℓ2-Laplace has the smaller expected norm.
@@ -289,10 +306,11 @@ class ConvexMechanism(Mechanism):
 
         Raises
         ------
-        UncertifiedOracleError
-            Only for problems without a fallback (``parameters["fallback"] == "none"``, e.g. an
-            overlapping submodular norm or a vertex polytope; see
-            :func:`dpopt.modeling.apg.unsupported_reason`) whose solve is not certified.
+        MechanismError
+            Before the charge, for a problem without the a-priori fallback (e.g. a polytope
+            constraint or an overlapping submodular norm; see
+            :func:`dpopt.modeling.apg.unsupported_reason`), unless ``on_uncertified`` is
+            ``"release-unsafe"``: such a run could fail after the charge for data reasons.
         """
         if not isinstance(problem, Problem):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
@@ -300,19 +318,17 @@ class ConvexMechanism(Mechanism):
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
         self._check_time_limit(time_limit)
         plan = self.plan(problem)
+        has_fallback = self._check_guarantee(plan, problem)  # from the problem's structure only
         backend, profile = resolve(solver, plan.template)
         version = backend.require()
         backend.check(plan.template)
         options = merge_options(profile, time_limit=time_limit, threads=threads,
                                 distance_tolerance=plan.tolerance)
-        has_fallback = fallback_supported(plan.template)  # from the problem's structure only
-        if has_fallback:  # refuse here, from public facts, if the fallback's work would be unbounded
-            plan_fallback(plan.template, plan.tolerance,
-                          noise_bound=NOISE_QUANTILE * plan.linear_noise.expected_norm(problem.dim))
         call = OracleCall(backend.name, version, "accelerator" if has_fallback else "oracle",
                           _acceptance(plan.tolerance, has_fallback))
         parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance,
-                          fallback="accelerated proximal gradient (a-priori bound)" if has_fallback else "none")
+                          fallback="accelerated proximal gradient (a-priori bound)" if has_fallback
+                          else "none (release-unsafe experiment: no privacy guarantee)")
 
         def work(rng: np.random.Generator) -> Outcome:
             b = plan.linear_noise.draw(rng, problem.dim)
@@ -320,21 +336,40 @@ class ConvexMechanism(Mechanism):
             result = _accelerate(backend, plan.template, b, options)
             result, point = self._recheck(plan, b, result)
             details: dict[str, Any] = {"answered_by": "accelerator"}
+            if not has_fallback:  # the opted-in experiment: never private, certified or not
+                return Outcome(self._finish(plan, problem, point + out_noise),
+                               calls=(replace(call, certified=bool(result.certified)),),
+                               results=(result,), private=False, notes=(UNSAFE_NOTE,))
             if not result.certified:
-                if not has_fallback:
-                    if self.on_uncertified == "raise":
-                        raise self._uncertified("the solver's answer was not certified", (result,))
-                    return Outcome(self._finish(plan, problem, point + out_noise),
-                                   calls=(replace(call, certified=False),),
-                                   results=(result,), private=False,
-                                   notes=("UNSAFE: released without a certified oracle result",))
                 point, details = _fallback(plan, b)
             return Outcome(self._finish(plan, problem, point + out_noise), calls=(call,),
                            results=(result,), details=details)
 
-        return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
+        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=parameters, seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
                            feature_names=problem.feature_names)
+
+    def _check_guarantee(self, plan: Plan, problem: Problem) -> bool:
+        """Whether the a-priori fallback covers the run; refuse before the charge when it does not.
+
+        Reads the problem's structure and the public noise law only.  With the fallback, its
+        plan is made here for noise norms up to :data:`NOISE_QUANTILE` times the expected one
+        (a refusal for unbounded work happens now, not after the draw).  Without it the run
+        could fail after the charge for data reasons, so it is refused with one line that names
+        the mechanisms accepting the problem, unless the caller opted into
+        ``on_uncertified="release-unsafe"`` (returns False: the run is an unprivate experiment).
+        """
+        reason = unsupported_reason(plan.template)
+        if reason is None:
+            plan_fallback(plan.template, plan.tolerance,
+                          noise_bound=NOISE_QUANTILE * plan.linear_noise.expected_norm(problem.dim))
+            return True
+        if self.on_uncertified == "release-unsafe":
+            return False
+        raise MechanismError(
+            f"{self.name} cannot guarantee a release here: {reason}, so a solve could fail after the "
+            f"charge; nothing was charged. {_alternatives(problem)}"
+        )
 
     @staticmethod
     def _finish(plan: Plan, problem: Problem, theta: np.ndarray) -> np.ndarray:
@@ -353,6 +388,38 @@ class ConvexMechanism(Mechanism):
         cert = certify(perturbed, result.solution)
         check = ConvexCheck.from_certificate(cert, plan.tolerance)
         return result.with_recheck(check, check.within_tolerance), cert.point
+
+
+#: the note of a ``release-unsafe`` run of a problem without the a-priori fallback
+UNSAFE_NOTE = ("UNSAFE: on_uncertified='release-unsafe' ran a problem without an a-priori fallback; "
+               "no privacy guarantee holds for this release")
+
+#: the mechanisms a refusal may suggest, with probe settings that make their ``plan`` check only
+#: the problem's structure (explicit steps, clip and step size replace defaults that need bounds)
+_ALTERNATIVES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("DPGradientDescent", {"steps": 1, "clip": 1.0, "learning_rate": 1.0}),
+    ("PrivateMirrorDescent", {"steps": 1}),
+    ("GaussianFrankWolfe", {"steps": 1}),
+    ("PolytopeFrankWolfe", {"steps": 1}),
+    ("DualFrankWolfe", {"steps": 1}),
+)
+
+
+def _alternatives(problem: Problem) -> str:
+    """One sentence naming the mechanisms whose ``plan`` accepts ``problem`` (public checks only)."""
+    import dpopt.mechanisms as mechanisms
+
+    names = []
+    for name, settings in _ALTERNATIVES:
+        mechanism = getattr(mechanisms, name)(1.0, 1e-6, ledger=Ledger(), **settings)
+        try:
+            mechanism.plan(problem)
+        except (DpoptError, NotImplementedError):  # refused: not an alternative
+            continue
+        names.append(name)
+    if not names:
+        return "No dpopt mechanism accepts this problem as stated; change the constraint set or the regularizer."
+    return f"Mechanisms that accept this problem: {', '.join(names)}."
 
 
 def _acceptance(tolerance: float, has_fallback: bool) -> str:

@@ -53,6 +53,7 @@ mechanism, or ``verify = false`` in a solver profile, turns it off.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,7 +66,14 @@ from dpopt.backends.base import Backend
 from dpopt.backends.certificates import GridCheck
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
-from dpopt.backends.verify import Verifier, VerifierChoice, choose_verifier, no_verifier_note
+from dpopt.backends.verify import (
+    Verifier,
+    VerifierChoice,
+    choose_verifier,
+    crashed,
+    no_verifier_note,
+    retry_crashes,
+)
 from dpopt.backends.verify import acceptance as verifier_acceptance
 from dpopt.errors import MechanismError
 from dpopt.executors import ExecutorSpec
@@ -237,7 +245,7 @@ class DiscreteMechanism(Mechanism):
             calls = (call,) * len(results) + ((check,) * len(checks) if check is not None else ())
             return Outcome(theta, calls=calls, results=tuple(results) + tuple(checks))
 
-        return run_private(self, work, problem=session.template.summary(), parameters=parameters,
+        return run_private(self, work, problem=session.template.summary(), n=session.template.n, parameters=parameters,
                            seed=seed, keep_diagnostics=keep_diagnostics, notes=notes,
                            executor=executor, solver=session.profile,
                            feature_names=session.template.loss.data.feature_names)
@@ -267,14 +275,18 @@ class DiscreteMechanism(Mechanism):
                                        CRASH_RETRIES)
 
     def _solve(self, session: OracleSession, eta: np.ndarray) -> OracleResult:
-        """One oracle call, retried with the same η after a crash, then re-checked."""
+        """One oracle call, retried with the same η after a crash (:func:`~dpopt.backends.verify.retry_crashes`), then re-checked."""
         problem = session.template.with_eta(eta)
-        res = session.backend.solve(session.prepared, eta, session.options)
-        for _ in range(CRASH_RETRIES):
-            if res.status is not OracleStatus.ERROR:
-                break
-            res = session.backend.solve(session.prepared, eta, session.options)
-        return self._recheck(res, problem)
+        backend = session.backend
+
+        def attempt() -> OracleResult:  # a raised exception is a crash (ERROR), never propagated
+            started = time.perf_counter()
+            try:
+                return backend.solve(session.prepared, eta, session.options)
+            except Exception as exc:  # noqa: BLE001 — fail closed through the re-check, like the verifier
+                return crashed(backend.name, backend.version() or "unknown", exc, started=started)
+
+        return self._recheck(retry_crashes(attempt, CRASH_RETRIES), problem)
 
     def _recheck(self, res: OracleResult, problem: DiscreteProblem) -> OracleResult:
         """dpopt's verdict: on the grid, and certified optimal or proven α-optimal."""

@@ -332,6 +332,25 @@ def _check_problem(problem: object, name: str) -> tuple[Problem, SubmodularNorm]
     return problem, norms[0]
 
 
+def _check_inner_fallback(problem: Problem, name: str) -> None:
+    """Refuse before the charge when the inner solves θ(s) would have no a-priori fallback.
+
+    :meth:`DualLoss.primal` falls back on :func:`dpopt.modeling.apg.solve_with_proof` for
+    ``L̂(θ) + ⟨s, θ⟩`` on ℝ^p; whether that is available depends on the loss's declared
+    constants only (a Hessian bound, a bound on its gradient at 0), never on the data.
+    """
+    from dpopt.modeling.apg import unsupported_reason
+    from dpopt.modeling.regularizers import L2Squared
+
+    inner = Problem(problem.loss, regularizer=L2Squared(problem.dim, problem.l2_weight))
+    reason = unsupported_reason(inner)
+    if reason is not None:
+        raise MechanismError(
+            f"{name}: its inner solves θ(s) would have no a-priori fallback ({reason}), so a run could "
+            "fail after the charge; nothing was charged"
+        )
+
+
 class DualFrankWolfe(Mechanism):
     """Private Frank–Wolfe on the dual over ``K = lam·|P|(F)`` with primal recovery (KD19 Alg. 2, Eq. (13)).
 
@@ -423,6 +442,7 @@ class DualFrankWolfe(Mechanism):
     def plan(self, problem: Problem) -> DualPlan:
         """Validate the problem and calibrate all noise (no data values read)."""
         problem, norm = _check_problem(problem, self.name)
+        _check_inner_fallback(problem, self.name)
         space = SelectionSpace(norm.F, norm.lam, self.max_vertices)
         if self.selection == "laplace" and space.n_blocks > 1:
             raise MechanismError(
@@ -494,7 +514,7 @@ class DualFrankWolfe(Mechanism):
                 return Outcome(s, notes=("the released vector is the dual iterate ŝ ∈ K, not θ",))
             return Outcome(dual.primal(s) + plan.recovery.draw(rng, problem.dim))
 
-        return run_private(self, work, problem=problem.summary(),
+        return run_private(self, work, problem=problem.summary(), n=problem.n,
                            parameters=dict(plan.parameters, omega_weight=norm.lam), seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
                            feature_names=problem.feature_names)

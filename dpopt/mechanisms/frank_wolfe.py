@@ -164,6 +164,12 @@ def _check_problem(problem: object, name: str) -> Problem:
         raise MechanismError("the problem already carries a perturbation; pass the plain problem")
     if problem.constraint is None:
         raise MechanismError(f"{name} needs a bounded constraint set C (Frank–Wolfe moves inside C)")
+    if not problem.constraint.bounded:  # the set's declaration: no linear minimization oracle
+        raise MechanismError(
+            f"{name} needs a bounded constraint set with a linear minimization oracle; "
+            f"{type(problem.constraint).__name__} is unbounded: use a Box, or DPGradientDescent or "
+            "ObjectivePerturbation over it"
+        )
     if problem.l1_weight > 0:  # an L1Norm (or another term declaring an ℓ1 part)
         raise MechanismError(
             f"{name} needs a smooth objective: replace the L1Norm regularizer by an L1Ball constraint"
@@ -530,7 +536,7 @@ class PolytopeFrankWolfe(Mechanism):
             draw = self._draw(rng, plan.scale)
             return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
 
-        return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
+        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=dict(plan.parameters), seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
                            feature_names=problem.feature_names)
 
@@ -573,7 +579,7 @@ class PolytopeFrankWolfe(Mechanism):
             draw = self._draw(rng, plan.scale)
             return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
 
-        return run_private(self, work, problem=summary, parameters=dict(plan.parameters), seed=seed)
+        return run_private(self, work, problem=summary, n=n, parameters=dict(plan.parameters), seed=seed)
 
 
 def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[Any, np.ndarray]:
@@ -791,7 +797,7 @@ class GaussianFrankWolfe(Mechanism):
             return Outcome(gaussian_frank_wolfe(clipped_smooth_gradient(problem, norm=2), lmo, c.center(),
                                                 plan.steps, draw, self.step), calls=calls)
 
-        return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
+        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=parameters, seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
                            feature_names=problem.feature_names)
 

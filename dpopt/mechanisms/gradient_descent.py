@@ -217,7 +217,7 @@ class _GradientMechanism(Mechanism):
         return 1.0 / beta
 
     def _radius(self, problem: Problem, lipschitz: float) -> float | None:
-        if problem.constraint is not None:
+        if problem.constraint is not None and problem.constraint.bounded:
             return float(problem.constraint.radius(2))
         if problem.l2_weight > 0 and math.isfinite(lipschitz):
             return lipschitz / problem.l2_weight
@@ -284,7 +284,7 @@ class _GradientMechanism(Mechanism):
         def work(rng: np.random.Generator) -> Outcome:
             return self._iterate(problem, plan, rng)
 
-        return run_private(self, work, problem=problem.summary(), parameters=dict(plan.parameters), seed=seed,
+        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=dict(plan.parameters), seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
                            feature_names=problem.feature_names)
 

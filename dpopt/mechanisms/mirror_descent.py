@@ -232,6 +232,12 @@ class PrivateMirrorDescent(Mechanism):
             raise MechanismError(
                 f"{self.name} runs over a constraint set C; add one (e.g. dp.Simplex, dp.L1Ball, dp.L2Ball)"
             )
+        if not problem.constraint.bounded:  # the set's declaration: the potential's range is infinite
+            raise MechanismError(
+                f"{self.name} needs a bounded constraint set (its potential's range sets T and η); "
+                f"{type(problem.constraint).__name__} is unbounded: use a Box, or DPGradientDescent or "
+                "ObjectivePerturbation over it"
+            )
         other = [type(r).__name__ for r in problem.regularizers if r.elastic_weights is None]
         if other:  # the gradient adds a·θ + b·sign(θ): only elastic terms are in it
             raise MechanismError(
@@ -337,7 +343,7 @@ class PrivateMirrorDescent(Mechanism):
             theta, counts = self._iterate(problem, plan, rng, program, backend, options)
             return Outcome(theta, calls=calls, details=counts)  # counts depend on the data: diagnostics only
 
-        return run_private(self, work, problem=problem.summary(), parameters=parameters, seed=seed,
+        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=parameters, seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
                            feature_names=problem.feature_names)
 

@@ -179,8 +179,8 @@ class ObjectivePerturbation(ConvexMechanism):
     split : float or "auto"
         The share of ε (after the approximate-oracle part) given to the Jacobian term, in
         (0, 1).  ``"auto"`` (default) takes the share minimizing the explicit excess-risk
-        bound 2R·E‖β‖ + ζR²/2 (:func:`auto_split`) when the problem has a constraint set of
-        ℓ2 radius R (or an L2Squared weight λ, R = L/λ), else 0.5 (TTZ14 Alg. 2's ε/2).
+        bound 2R·E‖β‖ + ζR²/2 (:func:`auto_split`) when the problem has a bounded constraint set
+        of ℓ2 radius R (or an L2Squared weight λ, R = L/λ), else 0.5 (TTZ14 Alg. 2's ε/2).
     ledger, tolerance, on_uncertified, noise :
         As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
     """
@@ -252,9 +252,9 @@ class ObjectivePerturbation(ConvexMechanism):
             return float(self.split)
         if delta == 0:
             return 0.5
-        if problem.constraint is not None:
+        if problem.constraint is not None and problem.constraint.bounded:
             radius = float(problem.constraint.radius(2))
-        elif problem.l2_weight > 0:
+        elif problem.l2_weight > 0:  # no set, or an unbounded one (the orthant): ‖θ*‖ ≤ L/λ
             radius = lipschitz / problem.l2_weight
         else:
             return 0.5

@@ -37,6 +37,7 @@ from dpopt.errors import UncertifiedOracleError
 from dpopt.executors import DEFAULT, Executor, current_executor, resolve_executor, use_executor
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
 from dpopt.privacy.rng import make_rng
+from dpopt.privacy.strength import warn_weak_guarantee
 from dpopt.progress import private_run
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class Outcome:
 def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outcome], *, problem: str,
                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool = False,
                 notes: tuple[str, ...] = (), feature_names: tuple[str, ...] = (),
-                executor: Any = None, solver: Any = None) -> Release:
+                executor: Any = None, solver: Any = None, n: int | None = None) -> Release:
     """Charge, run ``work`` on the data, and build the release (module docstring).
 
     Parameters
@@ -108,7 +109,16 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
     solver : str, path, SolverProfile or Backend, optional
         The run's solver (best: the profile the mechanism resolved), read only for a profile's
         ``executor``/``scheduler``/``workers``.
+    n : int, optional
+        The number of rows (public under replace-one): with it, δ ≥ 1/n warns before the charge
+        (:func:`~dpopt.privacy.strength.warn_weak_guarantee`; ε > 10 warns in any case).
+
+    Warns
+    -----
+    WeakGuaranteeWarning
+        Before the charge, when ε > 10 or δ ≥ 1/n (the run goes on).
     """
+    warn_weak_guarantee(mechanism.epsilon, mechanism.delta, n, stacklevel=4)
     mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
     pool, owned = _executor_for(executor, solver)
     try:

@@ -145,7 +145,10 @@ class Release:
         * ``lipschitz_l2`` / ``lipschitz_l1`` — declared Lipschitz constants by norm;
           ``sensitivity_l2`` — the ℓ2 sensitivity the noise covers;
         * ``accountant``, ``calibration``, ``neighbouring`` (always "replace-one"), and
-          ``solver_rule`` when ``solver="auto"`` chose the oracle.
+          ``solver_rule`` when ``solver="auto"`` chose the oracle;
+        * ``noisy_…`` — the one exception to "functions of public facts": a further noisy output
+          covered by the guarantee like θ (PrivateSelection's ``noisy_selected_score``).  Such a
+          key differs between neighbouring datasets, as θ does; every other key is identical.
     oracle_calls : tuple of OracleCall
         The public record of every solver call behind the release.
     seed : SeedInfo

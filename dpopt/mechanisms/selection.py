@@ -3,14 +3,22 @@
 :class:`PrivateSelection` runs one randomized procedure Q a random number K of times
 and releases the output of the best run:
 
-    Q:  i ~ Uniform(grid);  θ ← M_i(D) (the candidate mechanism built for hyperparameters i,
-        on its own throwaway ledger);  s ← score(θ; D) + noise;  output (i, θ, s)
+    Q:  i ~ Uniform(grid);  θ ← M_i(D) (a copy of the candidate mechanism built for
+        hyperparameters i, on its own throwaway ledger);  s ← score(θ; D) + noise;  output (i, θ, s)
 
-and the selection outputs (i, θ) of the run with the largest s (ties, which have probability
+and the selection outputs (i, θ, s) of the run with the largest s (ties, which have probability
 zero, go to the smaller grid index, a total order on Q's outputs as the theorems require).
 K is drawn from the public stopping law before any run and is **not released** (neither
-are the scores): only the chosen θ, the chosen hyperparameters, the chosen candidate's
-public parameters and oracle-call records, which are functions of (i, public facts).
+are the other runs' scores): only the chosen θ, its noisy score s
+(``parameters["noisy_selected_score"]``, part of Q's output, so covered by the theorems),
+the chosen hyperparameters, the chosen candidate's public parameters and oracle-call
+records, which are functions of (i, public facts).
+
+The inputs stay untouched.  Every run works on a copy of its candidate mechanism (with a
+fresh throwaway ledger) and on a copy of its problem over a copy of the Dataset object
+(sharing the arrays), all made before the charge and dropped after the run: the user's
+mechanism objects, their ledgers, the problems and the Dataset hold nothing afterwards that
+depends on K or on which candidates ran (caches filled during a run land on the copies).
 
 Accounting (:mod:`dpopt.privacy.selection`; the whole procedure is charged once, as the
 selection's (ε, δ), on the selection's ledger before the data is touched):
@@ -36,7 +44,7 @@ Bad input (a grid that is empty, has duplicates or non-finite values; a candidat
 not fit δ; an ``expected_trials`` < 1) is refused before the ledger is charged: every
 candidate mechanism is built, and planned where it has a plan, from public facts first.
 
-Failures.  After issue 10 dpopt's private mechanisms do not raise for data reasons, so
+Failures.  dpopt's private mechanisms do not raise for data reasons, so
 a candidate run that raises is a bug or an opted-in limit: the exception propagates,
 the charge stays spent, nothing is released (an ``UncertifiedOracleError`` keeps its
 diagnostics only with ``keep_diagnostics=True``).  No time limit is offered here (it would
@@ -46,9 +54,12 @@ make the guarantee conditional).  If a candidate release is not private (a
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -58,7 +69,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
-from dpopt.errors import DpoptError, MechanismError
+from dpopt.errors import DpoptError, MechanismError, WeakGuaranteeWarning
 from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
@@ -237,8 +248,8 @@ class PrivateSelection(Mechanism):
                 if not isinstance(mech, Mechanism):
                     raise MechanismError(f"build returned {type(mech).__name__}, not a dpopt Mechanism")
                 self._check_budget(mech, prob)
-                if isinstance(mech, ConvexMechanism):
-                    mech.plan(prob)
+                if isinstance(mech, ConvexMechanism):  # its plan and the refusal of a problem without fallback
+                    mech._check_guarantee(mech.plan(prob), prob)
             except (DpoptError, ValueError, TypeError) as exc:
                 raise MechanismError(f"candidate {i} {params} cannot run with the per-candidate budget "
                                      f"(ε={budget.epsilon:.6g}, δ={budget.delta:.3g}): {exc}") from exc
@@ -319,16 +330,17 @@ class PrivateSelection(Mechanism):
                                  "guarantee; run without one")
         built = self._build_all(problem)
         uses = tuple(mech.calls_solver(prob) for mech, prob in built)
+        trial = isolate_candidates(built)
         if is_explicit(solver) and not any(uses):
             raise MechanismError(f"no candidate calls a solver on its problem, so solver={solver!r} would have "
                                  "no effect; drop it")
         summary = problem.summary() if isinstance(problem, Problem) else built[0][1].summary() + " (per candidate)"
 
         def work(rng: np.random.Generator) -> Outcome:
-            return self._select(rng, built, solver=solver, uses=uses, threads=threads,
+            return self._select(rng, trial, solver=solver, uses=uses, threads=threads,
                                 keep_diagnostics=keep_diagnostics)
 
-        return run_private(self, work, problem=summary, parameters=self._parameters(), seed=seed,
+        return run_private(self, work, problem=summary, n=built[0][1].n, parameters=self._parameters(), seed=seed,
                            keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
                            feature_names=built[0][1].feature_names)
 
@@ -348,28 +360,30 @@ class PrivateSelection(Mechanism):
 
     def _select(self, rng: np.random.Generator, built: tuple[tuple[Mechanism, Problem], ...], *,
                 solver: Any, uses: tuple[bool, ...], threads: int | None, keep_diagnostics: bool) -> Outcome:
-        """Draw K, run Q K times, keep the best run (everything here touches the data).  A candidate
-        that calls no solver on its problem (``uses[i]`` False) gets ``"auto"``, never a solver
-        it would refuse: nothing here may raise for a setting checked before the charge."""
+        """Draw K, run Q K times, keep the best run (everything here touches the data).  ``built``
+        holds the run's own copies (:func:`isolate_candidates`), never the user's objects.  A
+        candidate that calls no solver on its problem (``uses[i]`` False) gets ``"auto"``, never a
+        solver it would refuse: nothing here may raise for a setting checked before the charge."""
         k = sample_trials(rng, self.budget.law)
         best: tuple[float, int] | None = None
+        best_noisy = math.nan
         best_release: Release | None = None
         trials: list[dict[str, Any]] = []
         private = True
         for _ in range(k):
             i = int(rng.integers(len(built)))
             mech, problem = built[i]
-            mech.ledger = Ledger()  # the selection's ledger carries the whole charge
             sub_seed = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
-            release = mech.run(problem, solver=solver if uses[i] else "auto", seed=sub_seed,  # type: ignore[arg-type]
-                               threads=threads,
-                               keep_diagnostics=keep_diagnostics)
+            with warnings.catch_warnings():  # a candidate's (ε, δ) is internal: the selection's own was checked
+                warnings.simplefilter("ignore", WeakGuaranteeWarning)
+                release = mech.run(problem, solver=solver if uses[i] else "auto", seed=sub_seed,  # type: ignore[arg-type]
+                                   threads=threads, keep_diagnostics=keep_diagnostics)
             private = private and release.private
             exact, noisy = self._noisy_score(rng, release.theta, problem.loss.data)
             trials.append({"candidate": i, "noisy_score": noisy, "exact_score": exact})
             key = (noisy, -i)
             if best is None or key > best:
-                best, best_release = key, release
+                best, best_release, best_noisy = key, release, noisy
         assert best is not None and best_release is not None
         chosen = -best[1]
         details: dict[str, Any] = {"trials": k, "runs": trials}
@@ -380,10 +394,43 @@ class PrivateSelection(Mechanism):
         return Outcome(
             theta=best_release.theta, calls=best_release.oracle_calls, results=results, details=details,
             parameters={"selected": dict(self.candidates[chosen]), "selected_index": chosen,
+                        "noisy_selected_score": best_noisy if math.isfinite(best_noisy) else None,
                         "selected_mechanism": best_release.mechanism,
                         "selected_parameters": dict(best_release.parameters)},
             private=private, notes=best_release.notes,
         )
+
+
+def isolate_candidates(built: Sequence[tuple[Mechanism, Problem]]) -> tuple[tuple[Mechanism, Problem], ...]:
+    """The copies a selection runs on, so that nothing reachable from its inputs changes.
+
+    Each mechanism becomes a shallow copy with a fresh throwaway :class:`Ledger` (the
+    selection's own ledger carries the whole charge); each problem a copy whose loss is a
+    shallow copy over one shallow copy of the shared Dataset (the arrays are shared, read
+    only).  Problems and losses shared by several candidates stay shared among the copies.
+    Made before the charge, from public structure only.
+
+    Raises
+    ------
+    MechanismError
+        If a candidate's mechanism or loss cannot be copied.
+    """
+    data = copy.copy(built[0][1].loss.data)
+    problems: dict[int, Problem] = {}
+    out = []
+    for i, (mech, prob) in enumerate(built):
+        try:
+            twin = copy.copy(mech)
+            twin.ledger = Ledger()
+            if id(prob) not in problems:
+                loss = copy.copy(prob.loss)
+                loss.data = data
+                problems[id(prob)] = replace(prob, loss=loss)
+        except (TypeError, AttributeError, copy.Error) as exc:
+            raise MechanismError(f"candidate {i}: its mechanism or loss cannot be copied for the run "
+                                 f"({type(exc).__name__}); the selection never runs the user's own objects") from exc
+        out.append((twin, problems[id(prob)]))
+    return tuple(out)
 
 
 _ACCOUNTING = {

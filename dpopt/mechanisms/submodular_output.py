@@ -54,7 +54,6 @@ import math
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
 from scipy.special import gammaln
 
 from dpopt.backends.base import Backend
@@ -76,15 +75,12 @@ __all__ = ["SubmodularOutputPerturbation", "lemma1_excess_risk", "loss_at_zero_b
 
 
 def loss_at_zero_bound(loss: Loss) -> float:
-    """``φ₀ = sup_y φ(0, y)`` over admissible labels, from the declared bounds."""
-    data = loss.data
-    if data.labels_are_binary():
-        ys = np.array([-1.0, 1.0])
-    elif data.y_bound is not None:
-        ys = np.array([-data.y_bound, 0.0, data.y_bound])
-    else:
-        raise MechanismError(f"the {loss.name} loss needs a declared y_bound to bound its value at θ = 0")
-    return float(np.max(loss.phi(np.zeros(ys.size), ys)))
+    """``φ₀ = sup_y φ(0, y)`` over the labels the loss declares (:meth:`Loss.value_at_zero_bound`).
+
+    Read from the loss type and the declared ``y_bound``, never from the labels, so neighbouring
+    datasets get the same radius and noise.
+    """
+    return loss.value_at_zero_bound()
 
 
 def _expected_gaussian_norm(p: int) -> float:

@@ -1,66 +1,158 @@
 """The modeling layer: data, variables, losses, sets, regularizers, problems.
 
-It never imports a solver package.
+It never imports a solver package.  Names are imported on first use (PEP 562), so importing
+one module of the layer (``dpopt.modeling.dataset``) does not load the others.
 """
 
-from dpopt.modeling.dataset import Dataset
-from dpopt.modeling.losses import (
-    HingeLoss,
-    HuberLoss,
-    LogisticLoss,
-    Loss,
-    LossConstants,
-    SmoothedHingeLoss,
-    SquaredLoss,
-)
-from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
-from dpopt.modeling.potentials import (
-    EntropyPotential,
-    EuclideanPotential,
-    GroupL1Potential,
-    NuclearPotential,
-    Potential,
-    QNormPotential,
-)
-from dpopt.modeling.problem import Problem
-from dpopt.modeling.regularizers import L1Norm, L2Squared
-from dpopt.modeling.schema import Binary, Categorical, Numeric, Schema
-from dpopt.modeling.sets import (
-    ConstraintSet,
-    GaussianWidth,
-    L1Ball,
-    L2Ball,
-    LinfBall,
-    Simplex,
-    VertexPolytope,
-)
-from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
-from dpopt.modeling.variable import Variable
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dpopt._lazy import attach
+
+if TYPE_CHECKING:
+    from dpopt.modeling.dataset import Dataset
+    from dpopt.modeling.losses import (
+        HingeLoss,
+        HuberLoss,
+        LogisticLoss,
+        Loss,
+        LossConstants,
+        SmoothedHingeLoss,
+        SquaredLoss,
+    )
+    from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
+    from dpopt.modeling.potentials import (
+        EntropyPotential,
+        EuclideanPotential,
+        GroupL1Potential,
+        NuclearPotential,
+        Potential,
+        QNormPotential,
+    )
+    from dpopt.modeling.problem import Problem
+    from dpopt.modeling.regularizers import L1Norm, L2Squared
+    from dpopt.modeling.schema import Binary, Categorical, Numeric, Schema
+    from dpopt.modeling.sets import (
+        Box,
+        ConstraintSet,
+        GaussianWidth,
+        L1Ball,
+        L2Ball,
+        LinfBall,
+        NonNegative,
+        Simplex,
+        VertexPolytope,
+    )
+    from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
+    from dpopt.modeling.submodular import (
+        CallableSetFunction,
+        Cardinality,
+        ChainCut,
+        ConcaveCardinality,
+        GroupCoverage,
+        Indicator,
+        SetFunction,
+    )
+    from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
+    from dpopt.modeling.variable import Variable
 
 __all__ = [
-    "ConstraintSet", "Dataset", "GaussianWidth", "HingeLoss", "HuberLoss", "L1Ball", "L1Norm",
-    "L2Ball", "L2Squared", "Linear", "LinfBall", "LogisticLoss", "Loss", "LossConstants",
-    "Perturbation", "Problem", "Quadratic", "Simplex", "SmoothedHingeLoss", "SquaredLoss",
-    "Variable", "VertexPolytope",
-    "GroupL1Ball", "HPolytope", "NuclearNormBall",
-]
-__all__ += ["Binary", "Categorical", "Numeric", "Schema"]
-__all__ += [
-    "EntropyPotential", "EuclideanPotential", "GroupL1Potential", "NuclearPotential", "Potential",
+    "Binary",
+    "Box",
+    "CallableSetFunction",
+    "Cardinality",
+    "Categorical",
+    "ChainCut",
+    "ConcaveCardinality",
+    "ConstraintSet",
+    "Dataset",
+    "EntropyPotential",
+    "EuclideanPotential",
+    "GaussianWidth",
+    "GroupCoverage",
+    "GroupL1Ball",
+    "GroupL1Potential",
+    "HPolytope",
+    "HingeLoss",
+    "HuberLoss",
+    "Indicator",
+    "L1Ball",
+    "L1Norm",
+    "L2Ball",
+    "L2Squared",
+    "Linear",
+    "LinfBall",
+    "LogisticLoss",
+    "Loss",
+    "LossConstants",
+    "NonNegative",
+    "NuclearNormBall",
+    "NuclearPotential",
+    "Numeric",
+    "Perturbation",
+    "Potential",
+    "Problem",
     "QNormPotential",
+    "Quadratic",
+    "Schema",
+    "SetFunction",
+    "Simplex",
+    "SmoothedHingeLoss",
+    "SquaredLoss",
+    "SubmodularNorm",
+    "SubmodularNormBall",
+    "Variable",
+    "VertexPolytope",
 ]
-from dpopt.modeling.submodular import (  # noqa: E402
-    CallableSetFunction,
-    Cardinality,
-    ChainCut,
-    ConcaveCardinality,
-    GroupCoverage,
-    Indicator,
-    SetFunction,
-)
-from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall  # noqa: E402
 
-__all__ += [
-    "CallableSetFunction", "Cardinality", "ChainCut", "ConcaveCardinality", "GroupCoverage", "Indicator",
-    "SetFunction", "SubmodularNorm", "SubmodularNormBall",
-]
+_EXPORTS = {
+    "Dataset": "dpopt.modeling.dataset",
+    "HingeLoss": "dpopt.modeling.losses",
+    "HuberLoss": "dpopt.modeling.losses",
+    "LogisticLoss": "dpopt.modeling.losses",
+    "Loss": "dpopt.modeling.losses",
+    "LossConstants": "dpopt.modeling.losses",
+    "SmoothedHingeLoss": "dpopt.modeling.losses",
+    "SquaredLoss": "dpopt.modeling.losses",
+    "Linear": "dpopt.modeling.perturbation",
+    "Perturbation": "dpopt.modeling.perturbation",
+    "Quadratic": "dpopt.modeling.perturbation",
+    "EntropyPotential": "dpopt.modeling.potentials",
+    "EuclideanPotential": "dpopt.modeling.potentials",
+    "GroupL1Potential": "dpopt.modeling.potentials",
+    "NuclearPotential": "dpopt.modeling.potentials",
+    "Potential": "dpopt.modeling.potentials",
+    "QNormPotential": "dpopt.modeling.potentials",
+    "Problem": "dpopt.modeling.problem",
+    "L1Norm": "dpopt.modeling.regularizers",
+    "L2Squared": "dpopt.modeling.regularizers",
+    "Binary": "dpopt.modeling.schema",
+    "Categorical": "dpopt.modeling.schema",
+    "Numeric": "dpopt.modeling.schema",
+    "Schema": "dpopt.modeling.schema",
+    "Box": "dpopt.modeling.sets",
+    "ConstraintSet": "dpopt.modeling.sets",
+    "GaussianWidth": "dpopt.modeling.sets",
+    "L1Ball": "dpopt.modeling.sets",
+    "L2Ball": "dpopt.modeling.sets",
+    "LinfBall": "dpopt.modeling.sets",
+    "NonNegative": "dpopt.modeling.sets",
+    "Simplex": "dpopt.modeling.sets",
+    "VertexPolytope": "dpopt.modeling.sets",
+    "GroupL1Ball": "dpopt.modeling.structured_sets",
+    "HPolytope": "dpopt.modeling.structured_sets",
+    "NuclearNormBall": "dpopt.modeling.structured_sets",
+    "CallableSetFunction": "dpopt.modeling.submodular",
+    "Cardinality": "dpopt.modeling.submodular",
+    "ChainCut": "dpopt.modeling.submodular",
+    "ConcaveCardinality": "dpopt.modeling.submodular",
+    "GroupCoverage": "dpopt.modeling.submodular",
+    "Indicator": "dpopt.modeling.submodular",
+    "SetFunction": "dpopt.modeling.submodular",
+    "SubmodularNorm": "dpopt.modeling.submodular_norms",
+    "SubmodularNormBall": "dpopt.modeling.submodular_norms",
+    "Variable": "dpopt.modeling.variable",
+}
+
+__getattr__, __dir__ = attach(__name__, _EXPORTS)

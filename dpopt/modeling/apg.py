@@ -37,8 +37,9 @@ Scieur and Taylor 2021 (Acceleration Methods, Thm. 4.10) state the same rate.
 
 The radius R (:func:`public_radius`)
 ------------------------------------
-The start z is 0 when 0 ∈ C (no set, or a centrally symmetric one), else the set's
-public centre.  For a bounded set, ``R = diam₂(C)``.  When z = 0 and h(0) = min h
+The start z is 0 when 0 ∈ C (no set, a centrally symmetric one, or a set whose exact
+projection maps 0 to itself: a box around 0, the orthant), else the set's public centre.
+For a bounded set, ``R = diam₂(C)``.  When z = 0 and h(0) = min h
 (true for ‖·‖₁, Ω∞ and ι_C with 0 ∈ C), strong monotonicity of ∇f and
 ⟨u, θ*⟩ ≥ h(θ*) − h(0) ≥ 0 for u = −∇f(θ*) ∈ ∂h(θ*) give
 ``μ‖θ*‖² ≤ ⟨∇f(θ*) − ∇f(0), θ*⟩ ≤ ‖∇f(0)‖·‖θ*‖``, so ``‖θ*‖ ≤ ‖∇f(0)‖/μ`` with
@@ -48,23 +49,27 @@ public centre.  For a bounded set, ``R = diam₂(C)``.  When z = 0 and h(0) = mi
 X₂ the declared ℓ2 row bound.  Per loss (declared bounds only): squared
 ``|φ'(0, y)| = 2|y| ≤ 2·y_bound``; logistic ``|−y·σ(0)| = 1/2``; Huber
 ``min(h, y_bound)``; smoothed hinge ``min(1, 1/h)``; any other loss its declared
-``dphi_bound(0)``.  R is the smaller of the two bounds that apply; with neither
-(an unbounded set and no bound on φ'(0, ·)) there is no public radius and the fallback
-is refused (:class:`~dpopt.errors.MechanismError`).
+``dphi_bound(0)``.  R is the smaller of the two bounds that apply; so an unbounded set
+such as the orthant (:class:`~dpopt.modeling.sets.NonNegative`, diameter ∞) gets its
+radius from strong convexity alone.  With neither (an unbounded set and no bound on
+φ'(0, ·), or an unbounded set without 0) there is no public radius and the fallback is
+refused (:class:`~dpopt.errors.MechanismError`).
 
 Which non-smooth parts are supported
 ------------------------------------
-The proximal step must be exact, or the a-priori analysis does not apply: C ∈
-{ℝ^p, L1Ball, L2Ball, LinfBall, Simplex, GroupL1Ball} with closed-form projections, an
-ℓ1 term only with ℝ^p, a ball or the simplex (:func:`~dpopt.modeling.prox.composite_prox`),
+The proximal step must be exact, or the a-priori analysis does not apply: ℝ^p or a set
+that declares ``exact_projection`` (L1Ball, L2Ball, LinfBall, Box, NonNegative, Simplex,
+GroupL1Ball, NuclearNormBall: closed forms, the last one given an SVD), an
+ℓ1 term only with ℝ^p or a set that declares ``l1_prox`` (:func:`~dpopt.modeling.prox.composite_prox`),
 and Ω∞ (Kumar–Deisenroth 2019, Eq. (5)) only on ℝ^p without an ℓ1 term and when
 |P|(F) is a *product* of scaled ℓ1 balls on disjoint coordinate blocks (cardinality,
 indicator, coverage with disjoint groups): by Moreau, ``prox_{t·lam·Ω∞}(v) = v −
 Proj_{t·lam·|P|(F)}(v)`` and the projection onto a product is the product of exact
 ℓ1-ball projections.  Other F (overlapping groups, chains, general submodular F) would
 need an iterative projection whose error the a-priori bound does not absorb; they, the
-sets with iterative projections (VertexPolytope, HPolytope, NuclearNormBall) and
-losses without a Hessian bound have no fallback (:func:`fallback_supported` is False).
+sets with iterative projections (VertexPolytope, HPolytope, SubmodularNormBall) and
+losses without a Hessian bound have no fallback (:func:`fallback_supported` is False),
+and the convex mechanisms refuse such problems before the charge.
 
 Floating point
 --------------
@@ -93,6 +98,7 @@ from dpopt.modeling.submodular_norms import SubmodularNorm
 
 if TYPE_CHECKING:
     from dpopt.modeling.problem import Problem
+    from dpopt.modeling.sets import ConstraintSet
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",
@@ -100,6 +106,7 @@ __all__ = [
     "FallbackSolve",
     "fallback_iterations",
     "fallback_supported",
+    "origin_in",
     "plan_fallback",
     "public_radius",
     "solve_with_proof",
@@ -203,7 +210,7 @@ def unsupported_reason(problem: Problem) -> str | None:
         return f"the {problem.loss.name} loss declares no Hessian bound (use a smooth loss)"
     c = problem.constraint
     if c is not None and not c.exact_projection:  # the set's declaration
-        return f"{type(c).__name__} has no exact closed-form projection"
+        return f"{type(c).__name__} has no exact closed-form projection (it is computed iteratively)"
     if problem.l1_weight > 0 and not prox_supported(c, problem.l1_weight):
         return f"an L1Norm term has no exact proximal map over {type(c).__name__}"
     norms = _norm_terms(problem)
@@ -213,7 +220,9 @@ def unsupported_reason(problem: Problem) -> str | None:
         if _product_l1_blocks(norms[0].F) is None:
             return (f"the proximal map of Ω∞ for {norms[0].F.describe()} needs an iterative projection "
                     "onto |P|(F) (its blocks overlap or are not ℓ1 balls)")
-    if c is None and not math.isfinite(_gradient_at_zero_bound(problem.loss)):
+    if c is not None and not c.bounded and not origin_in(c):
+        return f"{type(c).__name__} is unbounded and does not contain 0, so there is no public start and radius"
+    if (c is None or not c.bounded) and not math.isfinite(_gradient_at_zero_bound(problem.loss)):
         return f"the {problem.loss.name} loss declares no bound on its gradient at θ = 0 and the set is unbounded"
     return None
 
@@ -227,8 +236,7 @@ def _require_supported(problem: Problem) -> None:
     reason = unsupported_reason(problem)
     if reason is not None:
         raise MechanismError(
-            f"no a-priori fallback solver for {problem.summary()}: {reason}; "
-            "its external solver must certify on its own (see dpopt.modeling.apg)"
+            f"no a-priori fallback solver for {problem.summary()}: {reason} (see dpopt.modeling.apg)"
         )
 
 
@@ -256,17 +264,26 @@ def _gradient_at_zero_bound(loss: Loss) -> float:
     return _dphi_at_zero(loss) * loss.data.x_bound_in(2)
 
 
+def origin_in(c: ConstraintSet | None) -> bool:
+    """Whether 0 ∈ C, from the set alone: no set, a centrally symmetric one, or an exact
+    projection that maps 0 to itself (exact, so ι_C(0) = 0 = min ι_C holds exactly)."""
+    if c is None or c.is_symmetric:
+        return True
+    return bool(c.exact_projection and not np.any(c.project(np.zeros(c.dim))))
+
+
 def _start(problem: Problem) -> np.ndarray:
     c = problem.constraint
-    if c is None or c.is_symmetric:
+    if origin_in(c):
         return np.zeros(problem.dim)
+    assert c is not None
     return np.asarray(c.center(), dtype=np.float64)
 
 
 def public_radius(problem: Problem) -> float:
     """A bound R ≥ ‖z − θ*‖₂ from public facts and the noise (z: the fallback's start).
 
-    ``diam₂(C)`` for a constraint set; when z = 0 also ``(G₀ + ‖b‖ + ζ‖θ₀‖)/μ``
+    ``diam₂(C)`` for a bounded constraint set; when z = 0 also ``(G₀ + ‖b‖ + ζ‖θ₀‖)/μ``
     (module docstring: G₀ per loss from the declared bounds, b the linear noise,
     ζ, θ₀ the quadratic perturbation), whichever is smaller.
 
@@ -278,8 +295,8 @@ def public_radius(problem: Problem) -> float:
     """
     mu = problem.strong_convexity
     c = problem.constraint
-    bounds = [] if c is None else [float(c.diameter(2))]
-    if c is None or c.is_symmetric:
+    bounds = [] if c is None or not c.bounded else [float(c.diameter(2))]
+    if origin_in(c):
         g0 = _gradient_at_zero_bound(problem.loss)
         p = problem.perturbation
         if p is not None:

@@ -20,6 +20,7 @@ declaration implies.  The 0/1 loss and its MIP oracles need a schema.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -109,8 +110,9 @@ def enforce_labels(y: np.ndarray, bound: float | None, clip: bool) -> np.ndarray
         return y
     if not clip:
         raise DataError(
-            f"some labels exceed the declared y_bound={bound} in absolute value; "
-            "pass clip=True to clip them or declare a larger bound"
+            f"some labels exceed the declared y_bound={bound} in absolute value; clip=False checks your "
+            "own data and is not private (whether it refuses depends on the values): pass clip=True to "
+            "clip them onto the bound or declare a larger bound"
         )
     return np.clip(y, -bound, bound)
 
@@ -169,7 +171,8 @@ class Dataset:
     X : array_like, shape (n, d)
         Feature matrix.
     y : array_like, shape (n,)
-        Labels (``±1`` for classification losses, reals for regression).
+        Labels: reals.  A classification loss maps them onto ±1 (y > 0 ↦ +1, otherwise −1:
+        :meth:`with_class_labels`); a regression loss reads them within ``y_bound``.
     x_bound : float, optional
         Declared bound on the ``x_norm``-norm of every row of ``X``.  Required without a
         schema; with one it defaults to ``schema.row_norm_bound(x_norm)``.
@@ -213,6 +216,7 @@ class Dataset:
     feature_names: tuple[str, ...] = ()
     _order: float = field(init=False, repr=False)
     _binary: bool | None = field(init=False, repr=False, default=None)
+    _class_labels: Dataset | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if is_dask_array(self.X) or is_dask_array(self.y):
@@ -326,11 +330,12 @@ class Dataset:
         return self.x_bound * d ** (_inverse(target) - _inverse(src))
 
     def labels_are_binary(self) -> bool:
-        """True when every label is −1 or +1.
+        """True when every label is −1 or +1: a check of one's own data, which reads the labels.
 
-        A Dask-backed dataset read with declared ``classes`` (or ``positive``) has ±1 labels
-        by construction; otherwise the labels are read once (a pass over ``y``) and the
-        answer is kept.
+        The answer depends on the values, so no decision of dpopt reads it (a classification
+        loss maps labels with :meth:`with_class_labels` instead).  A dataset read with declared
+        ``classes`` (or ``positive``), or made by :meth:`with_class_labels`, has ±1 labels by
+        construction; otherwise the labels are read once (a pass over ``y``) and the answer is kept.
         """
         if self._binary is None:
             from dpopt.modeling.distributed import compute
@@ -338,6 +343,34 @@ class Dataset:
             flag = np.all(np.abs(self.y) == 1.0)
             object.__setattr__(self, "_binary", bool(compute(flag)[0] if self.is_distributed else flag))
         return bool(self._binary)
+
+    def with_class_labels(self) -> Dataset:
+        """This dataset with every label mapped onto {−1, +1}, row by row, by a public rule.
+
+        y > 0 ↦ +1; every other label (0, a negative value, NaN) ↦ −1.  Labels that already are
+        ±1 are unchanged, so it is the identity on a classification dataset; it never refuses a
+        label for its value (docs/design.md, "Privacy rules").  Lazy on a Dask-backed dataset.
+        The features, bounds and schema are shared with this dataset, not copied.
+
+        Returns
+        -------
+        Dataset
+            A dataset whose labels are ±1 by construction; the same object on every call (so
+            every loss built on this dataset shares one dataset, as
+            :class:`~dpopt.mechanisms.selection.PrivateSelection` requires), and itself when
+            called on it.
+        """
+        if self._class_labels is None:
+            mapped = np.where(self.y > 0, 1.0, -1.0)  # NaN > 0 is False: −1
+            if isinstance(mapped, np.ndarray):
+                mapped.setflags(write=False)
+            out = copy.copy(self)  # the checks and maps of __post_init__ already hold for X
+            object.__setattr__(out, "y", mapped)
+            object.__setattr__(out, "_binary", True)
+            object.__setattr__(out, "_class_labels", out)
+            object.__setattr__(self, "_class_labels", out)
+        assert self._class_labels is not None
+        return self._class_labels
 
     def replace_row(self, i: int, x: object, y: float) -> Dataset:
         """The neighbouring dataset with row ``i`` replaced by ``(x, y)``.
@@ -437,10 +470,9 @@ class Dataset:
         Parameters
         ----------
         path : str, path, file-like, glob or list of files
-            The CSV file (read into memory), or a glob pattern (``"data/part-*.csv"``) or a
-            list of files: then a Dask-backed dataset with one partition per file, each
-            encoded like :meth:`from_frame` (see :meth:`from_parquet`); the row count is
-            counted once (CSV files carry no row count).
+            The CSV file (read into memory), or a glob pattern (``"data/part-*.csv"``), a
+            folder or a list of files: then a Dask-backed dataset with one partition per
+            file, read like parquet files (see :meth:`from_parquet` and the Notes).
         schema, label, classes, positive, intercept, unseen, unknown_label, scale
             As for :meth:`from_frame`.
         x_bound, x_norm, y_bound, clip
@@ -449,7 +481,22 @@ class Dataset:
             Passed to ``pandas.read_csv`` (``sep``, ``skipinitialspace``, ``na_values``, ...).
             Unless ``dtype`` is given, categorical columns whose declared categories are all
             strings (and the label, when the classes are strings) are read as text, so a
-            category such as ``"1"`` is not turned into the number 1.
+            category such as ``"1"`` is not turned into the number 1.  For many files,
+            ``dtype``, ``converters``, ``usecols``, ``index_col``, ``chunksize`` and
+            ``iterator`` are dpopt's own and refused.
+
+        Notes
+        -----
+        Many files are read like parquet ones: every declared column and the label as text
+        (so no type is inferred from the first file's values), coerced per the schema inside
+        each partition, when it is first read inside a run (after the charge): an empty,
+        unparsable (``abc``) or non-finite (``inf``) numeric entry is read as 0, a value
+        outside the declared categories or classes as the all-zero block or the negative
+        class, and then mapped onto the declaration; nothing is refused for a value.  When the
+        dataset is built, each file's header must hold every declared column (a missing one
+        is refused, naming the file and the column; extra columns are ignored) and each
+        file's rows are counted once, reading it as text.  ``clip=False``,
+        ``unseen="error"`` and ``unknown_label="error"`` are refused, as for parquet.
 
         Examples
         --------
@@ -460,12 +507,12 @@ class Dataset:
         import pandas as pd
 
         _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
-        read_csv.setdefault("dtype", _text_columns(schema, label, classes, positive))
-        if is_file_collection(path):
+        if is_file_collection(path):  # every column as text: distributed.read_encoded sets the dtypes
             return cls._from_files("csv", path, schema, label, classes=classes, positive=positive,
                                    intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
                                    bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
                                    options=read_csv)
+        read_csv.setdefault("dtype", _text_columns(schema, label, classes, positive))
         try:
             frame = pd.read_csv(path, **read_csv)
         except FileNotFoundError:
@@ -506,8 +553,12 @@ class Dataset:
         Needs the optional ``dask[dataframe]`` and ``pyarrow`` packages.  A partition is first
         read inside a run, after the charge, so nothing there refuses a value: a missing,
         infinite or non-numeric entry (also a non-numeric label without ``classes``) is read
-        as 0 and mapped onto the declaration.  ``clip=False``, ``unseen="error"`` and
-        ``unknown_label="error"``, which refuse rows by their values, are refused here.
+        as 0 and mapped onto the declaration; a category (or class) is matched by its declared
+        value, so a category declared as the number 1 is found in a column stored as text.
+        Every file's metadata must hold every declared column (a missing one is refused
+        when the dataset is built, naming the file and the column; extra columns are
+        ignored).  ``clip=False``, ``unseen="error"`` and ``unknown_label="error"``, which
+        refuse rows by their values, are refused here.
         """
         _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         return cls._from_files("parquet", paths, schema, label, classes=classes, positive=positive,
@@ -529,8 +580,9 @@ class Dataset:
         X, y = read_encoded(kind, paths, full, label, pair=pair, positive=positive, unseen=unseen,
                             unknown_label=unknown_label, options=options)
         data = cls(X, y, schema=full, **bounds)
-        if pair is not None or positive is not None:
-            object.__setattr__(data, "_binary", True)  # ±1 by construction (class_labels)
+        if pair is not None or positive is not None:  # ±1 by construction (class_labels)
+            object.__setattr__(data, "_binary", True)
+            object.__setattr__(data, "_class_labels", data)
         return data
 
     def __repr__(self) -> str:

@@ -54,6 +54,11 @@ class DiscreteProblem:
         return self.loss.variable.size
 
     @property
+    def n(self) -> int:
+        """The number of rows (public under replace-one neighbours)."""
+        return self.loss.data.n
+
+    @property
     def domain(self):  # noqa: ANN201 — IntegerGrid
         return self.loss.domain
 

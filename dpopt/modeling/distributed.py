@@ -14,10 +14,12 @@ data; the rest of dpopt sees the same Dataset/ClippedGradient interface as in me
   mapped (in memory they are refused when the dataset is built), and the policies that
   refuse rows by their values are refused when a Dask-backed dataset is built.
 * **Partitions come from files.**  :func:`read_encoded` makes one partition per file
-  (``Dataset.from_parquet`` / ``from_csv`` with many files); each is encoded with the
-  schema through ``dask.dataframe``'s ``map_partitions`` with an explicit ``meta``.  The
-  row count of a parquet file is in its metadata, so ``n`` is known without reading a
-  value; a CSV file's rows are counted once.  Under the replace-one relation the
+  (``Dataset.from_parquet`` / ``from_csv`` with many files); every declared column is read
+  as objects (CSV: as text, so Dask infers no dtype from the first file) and coerced per the
+  schema inside the partition by one function for both formats (:func:`_encode_partition`),
+  through ``dask.dataframe``'s ``map_partitions`` with an explicit ``meta``.  The row count
+  of a parquet file is in its metadata, so ``n`` is known without reading a value; a CSV
+  file's rows are counted once, reading it as text.  Under the replace-one relation the
   per-partition row counts of neighbours are equal, so they are public.
 * **One pass per step.**  :func:`clipped_sum` computes each partition's
   ``(Σ_i clip(∇ℓ_i), count)`` with ``blockwise`` and sums the partition vectors on the
@@ -201,50 +203,210 @@ def _encoded_names(d: int) -> list[str]:
     return [f"x{j}" for j in range(d)] + ["y"]
 
 
+#: the spellings pandas reads as booleans (``read_csv``'s defaults): a 0/1 or numeric column read as
+#: text takes them as 1 and 0, as an in-memory table whose column pandas read as bool
+_TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
+
+
+class _NoMatch:
+    """The value of an entry that matches no declared category or class (equal to nothing)."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return "<no declared value>"
+
+
+_NO_MATCH = _NoMatch()
+
+
+def read_numbers(col: Any) -> np.ndarray:
+    """A column as numbers in the table's units: an entry that is not a finite number is read as 0.
+
+    The coercion of every numeric column (and a regression label) of a file-backed table,
+    whether the file typed it (parquet) or it was read as text (CSV): ``pandas.to_numeric``
+    with unparsable entries (empty, ``"abc"``) as missing, pandas' boolean spellings as
+    1/0, then every missing or non-finite entry as 0 — the entry read as 0, which the
+    dataset's rules then map onto the declaration like any other value.  Nothing is refused
+    and no value is reported.
+    """
+    import pandas as pd
+
+    values = pd.Series(np.asarray(col, dtype=object), dtype=object)
+    values = values.mask(values.isin(_TRUE), 1).mask(values.isin(_FALSE), 0)
+    out = np.array(pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan))
+    out[~np.isfinite(out)] = 0.0
+    return out
+
+
+def _matches(values: Any, declared: Any, numbers: Any) -> np.ndarray:
+    """Which entries are the declared value: the same text for a string, the same number for a
+    number (text ``"1"`` is the category 1), pandas' spellings for a boolean."""
+    import numbers as _numbers
+
+    if isinstance(declared, str):
+        return np.asarray(values.isin([declared]), dtype=bool)
+    if isinstance(declared, (bool, np.bool_)):
+        spelled = _TRUE if declared else _FALSE
+        typed = values.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v) == bool(declared))
+        return np.asarray(values.isin(spelled), dtype=bool) | np.asarray(typed, dtype=bool)
+    if isinstance(declared, _numbers.Number):
+        return np.asarray(numbers == declared, dtype=bool)
+    return np.asarray(values.map(lambda v: _equal(v, declared)), dtype=bool)
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def read_declared(col: Any, declared: Sequence[Any]) -> np.ndarray:
+    """A column of categories (or class labels) as the declared values themselves.
+
+    Each entry becomes the first declared value it stands for (:func:`_matches`), so a
+    category declared as the number 1 is found whether the file typed the entry (parquet)
+    or holds the text ``"1"`` (CSV read as text); any other entry — missing, unknown,
+    unparsable — becomes a value equal to nothing, which the schema encodes as the
+    all-zero block and the classes as the negative label.  Nothing is refused.
+    """
+    import pandas as pd
+
+    values = pd.Series(np.asarray(col, dtype=object), dtype=object)
+    numbers = pd.to_numeric(values, errors="coerce")
+    out = np.full(len(values), _NO_MATCH, dtype=object)
+    free = np.ones(len(values), dtype=bool)
+    for value in declared:
+        hit = _matches(values, value, numbers) & free
+        out[hit] = value
+        free &= ~hit
+    return out
+
+
 def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any, Any] | None, positive: Any,
                       unseen: str, unknown_label: str) -> Any:
     """One partition of a table encoded as :meth:`Dataset.from_frame` encodes a table: [X | y].
 
-    Unlike in memory, nothing here refuses a value: this runs when a partition is first read,
-    inside a private run after the charge.  A numeric entry that is not a number is read as
-    NaN, which :func:`~dpopt.modeling.dataset.map_feature_block` then maps (to 0, onto the
-    schema and the norm bound) with the rest of the partition; the schema mapping itself is
-    left to that function, so it runs once.
+    The one coercion of file-backed tables (parquet and CSV alike): every column arrives as
+    objects (CSV as text) and is read through its declaration — numeric and 0/1 columns
+    with :func:`read_numbers`, categoricals and the classes with :func:`read_declared` — so
+    nothing here refuses a value: this runs when a partition is first read, inside a private
+    run after the charge.  The schema mapping itself (grid, bounds, one-hot validity, the
+    norm bound) is left to :func:`~dpopt.modeling.dataset.map_feature_block`, so it runs once.
     """
     import pandas as pd
 
     from dpopt.modeling.dataset import label_values
     from dpopt.modeling.schema import Categorical, Intercept
 
-    def column(name: str, numeric: bool) -> Any:  # read, never refused: a non-number becomes NaN
-        return pd.to_numeric(frame[name], errors="coerce") if numeric else frame[name]
-
-    table = {name: column(name, not isinstance(spec, Categorical))
-             for name, spec in schema.columns if not isinstance(spec, Intercept)}
-    labels = {label: column(label, pair is None and positive is None)}
+    table = {name: read_declared(frame[name], spec.categories) if isinstance(spec, Categorical)
+             else read_numbers(frame[name]) for name, spec in schema.columns if not isinstance(spec, Intercept)}
+    declared = pair if pair is not None else ((positive,) if positive is not None else None)
+    labels = {label: read_numbers(frame[label]) if declared is None else read_declared(frame[label], declared)}
     X = schema.encode(table, unseen=unseen, mapped=False) if len(frame) else np.empty((0, schema.n_features))
     yv = np.asarray(label_values(labels, label, pair, positive, unknown_label), dtype=np.float64)
     return pd.DataFrame(np.column_stack([X, yv]), columns=_encoded_names(schema.n_features), index=frame.index)
 
 
+def _as_objects(frame: Any, columns: list[str]) -> Any:
+    """The declared columns, in the declared order, as objects: a partition's dtypes never come
+    from a file's values (dask would otherwise compare them with the first file's)."""
+    return frame[columns].astype(object)
+
+
+def _object_meta(columns: list[str]) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame({name: pd.Series([], dtype=object) for name in columns})
+
+
+def _missing_column(path: str, present: Sequence[str], columns: list[str]) -> None:
+    """Refuse a file whose header (or metadata) lacks a declared column: names the file and column."""
+    for name in columns:
+        if name not in present:
+            raise DataError(f"the file {path} has no column {name!r} declared by the schema (or the label); "
+                            "every file must hold every declared column (extra columns are ignored)")
+
+
 def _read_parquet_file(path: str, *, columns: list[str]) -> Any:
     import pyarrow.parquet as pq
 
-    return pq.read_table(path, columns=columns).to_pandas()
+    return _as_objects(pq.read_table(path, columns=columns).to_pandas(), columns)
 
 
 def _parquet_frame(files: list[str], columns: list[str]) -> tuple[Any, tuple[int, ...]]:
-    """A Dask DataFrame with one partition per parquet file, and the files' row counts (metadata only)."""
+    """A Dask DataFrame with one partition per parquet file, and the files' row counts (metadata only).
+
+    Every file's schema (metadata, no value) must hold every declared column.
+    """
     import dask.dataframe as dd
     import pyarrow.parquet as pq
 
-    lengths = tuple(int(pq.ParquetFile(f).metadata.num_rows) for f in files)
-    file_schema = pq.read_schema(files[0])
-    for name in columns:
-        if name not in file_schema.names:
-            raise DataError(f"the table has no column {name!r} declared by the schema (or the label)")
-    meta = file_schema.empty_table().select(columns).to_pandas()
-    return dd.from_map(_read_parquet_file, files, columns=columns, meta=meta, label="dpopt-read-parquet"), lengths
+    lengths = []
+    for f in files:
+        metadata = pq.ParquetFile(f)
+        _missing_column(f, metadata.schema_arrow.names, columns)
+        lengths.append(int(metadata.metadata.num_rows))
+    frame = dd.from_map(_read_parquet_file, files, columns=columns, meta=_object_meta(columns),
+                        label="dpopt-read-parquet")
+    return frame, tuple(lengths)
+
+
+#: ``read_csv`` options that a Dask-backed CSV table sets itself (every declared column is read as text)
+CSV_OWN_OPTIONS = ("dtype", "converters", "usecols", "index_col", "chunksize", "iterator")
+
+
+def _read_csv_file(path: str, *, columns: list[str], options: dict[str, Any]) -> Any:
+    """One CSV file's declared columns as text (``dtype=str``): pandas infers no type from a value."""
+    import pandas as pd
+
+    text = dict.fromkeys(columns, str)
+    return _as_objects(pd.read_csv(path, usecols=columns, dtype=text, **options), columns)
+
+
+def _csv_rows(path: str, columns: list[str], options: dict[str, Any]) -> int:
+    """The number of rows of one CSV file, read as the run will read it (all text: no value can fail it)."""
+    import pandas as pd
+
+    try:
+        return len(_read_csv_file(path, columns=columns, options=options))
+    except (pd.errors.ParserError, UnicodeDecodeError):
+        raise DataError(f"the CSV file {path} is not a well-formed table (a line with more fields than the "
+                        "header, an unclosed quote or another encoding); fix the file") from None
+
+
+def _csv_header(path: str, options: dict[str, Any]) -> list[str]:
+    """The column names of one CSV file, from its header alone."""
+    import pandas as pd
+
+    try:
+        return [str(c) for c in pd.read_csv(path, **{**options, "nrows": 0}).columns]
+    except pd.errors.EmptyDataError:
+        raise DataError(f"the CSV file {path} is empty (no header); every file needs the declared columns") from None
+
+
+def _csv_frame(files: list[str], columns: list[str], options: dict[str, Any]) -> tuple[Any, tuple[int, ...]]:
+    """A Dask DataFrame with one partition per CSV file (declared columns read as text), and the
+    files' row counts (each file's rows counted once, when the dataset is built).
+
+    Every file's header must hold every declared column (checked from the header alone).
+    """
+    import dask.dataframe as dd
+
+    for key in CSV_OWN_OPTIONS:
+        if key in options:
+            raise ModelError(f"read_csv option {key!r} is set by dpopt for a Dask-backed CSV table (every declared "
+                             "column is read as text and coerced by the schema); drop it")
+    for f in files:
+        _missing_column(f, _csv_header(f, options), columns)
+    lengths = tuple(_csv_rows(f, columns, options) for f in files)
+    frame = dd.from_map(_read_csv_file, files, columns=columns, options=options, meta=_object_meta(columns),
+                        label="dpopt-read-csv")
+    return frame, lengths
 
 
 def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tuple[Any, Any] | None,
@@ -260,10 +422,19 @@ def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tup
     label, pair, positive, unseen, unknown_label
         As for :meth:`Dataset.from_frame` (``pair`` = the declared (negative, positive) classes).
     options : dict
-        Passed to ``dask.dataframe.read_csv`` (CSV only).
+        Passed to ``pandas.read_csv`` for each file (CSV only; the options in
+        :data:`CSV_OWN_OPTIONS` are dpopt's own and refused).
+
+    Notes
+    -----
+    Every declared column is read as objects (a CSV file's as text), so no dtype is inferred
+    from a value, and coerced per the declaration inside each partition
+    (:func:`_encode_partition`).  When the dataset is built only the files' headers (parquet:
+    metadata) are checked — a file without a declared column is refused, naming the file and
+    the column; extra columns are ignored — and the row counts are read: from the parquet
+    metadata, or by reading each CSV file once as text (which no value can make fail).
     """
     _require_dask()
-    import dask.dataframe as dd
     import pandas as pd
 
     from dpopt.modeling.schema import Intercept
@@ -275,19 +446,18 @@ def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tup
                 "while a partition is read inside a private run, after the charge; use the default (the value "
                 "is mapped onto the declaration) or check your files with Dataset.from_frame first")
     files = _files(paths, kind)
-    lengths: tuple[int, ...] | None
+    columns = [name for name, spec in schema.columns if not isinstance(spec, Intercept)] + [label]
     if kind == "parquet":
-        columns = [name for name, spec in schema.columns if not isinstance(spec, Intercept)] + [label]
         frame, lengths = _parquet_frame(files, columns)
     elif kind == "csv":
-        frame, lengths = dd.read_csv(files, blocksize=None, **options), None  # one partition per file
+        frame, lengths = _csv_frame(files, columns, options)
     else:  # pragma: no cover - internal
         raise ModelError(f"unknown file kind {kind!r}")
     d = schema.n_features
     meta = pd.DataFrame({name: pd.Series([], dtype=np.float64) for name in _encoded_names(d)})
     encoded = frame.map_partitions(_encode_partition, schema=schema, label=label, pair=pair, positive=positive,
                                    unseen=unseen, unknown_label=unknown_label, meta=meta)
-    arr = encoded.to_dask_array(lengths=list(lengths) if lengths is not None else True)
+    arr = encoded.to_dask_array(lengths=list(lengths))
     return arr[:, :d], arr[:, d]
 
 

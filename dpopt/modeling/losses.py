@@ -7,6 +7,16 @@ rank-one Hessian, Kifer–Smith–Thakurta 2012).  All constants are computed fr
 the *declared* bounds of the :class:`~dpopt.modeling.dataset.Dataset` and, where
 a loss is unbounded in θ (squared loss), from the radius of the constraint set.
 The empirical loss is the average ``(1/n) Σ ℓ(θ; x_i, y_i)``.
+
+Labels are declared by the loss type, never read from the data
+(docs/design.md, "Privacy rules"): a classification loss (logistic, hinge, smoothed
+hinge; ``label_domain = "classes"``) is defined for y ∈ {−1, +1} and maps every other
+label onto it row by row when it is built (y > 0 ↦ +1, otherwise −1:
+:meth:`Dataset.with_class_labels`); a regression loss (squared, Huber;
+``label_domain = "bounded"``) is defined for |y| ≤ ``y_bound`` as declared on the
+dataset, which clips labels outside it when it is built.  No label is refused for its
+value, and every constant (:meth:`Loss.constants`, :meth:`Loss.value_at_zero_bound`)
+reads the declaration, so neighbouring datasets get the same constants.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 import numpy as np
 from scipy.special import expit
@@ -56,7 +67,8 @@ class Loss(ABC):
     Parameters
     ----------
     data : Dataset
-        Data with declared bounds.
+        Data with declared bounds.  A classification loss keeps
+        :meth:`Dataset.with_class_labels` of it (labels mapped onto ±1) as ``self.data``.
     variable : Variable
         The parameter θ; its size must equal the number of features.
     """
@@ -64,6 +76,10 @@ class Loss(ABC):
     name: str = "loss"
     #: rank of the per-example Hessian (GLM losses: one)
     hessian_rank: int = 1
+    #: the labels the loss is declared for (module docstring): ``"classes"`` — {−1, +1}, every
+    #: other label mapped onto them when the loss is built; ``"bounded"`` — |y| ≤ the dataset's
+    #: declared ``y_bound`` (labels outside it are clipped when the dataset is built)
+    label_domain: ClassVar[Literal["classes", "bounded"]] = "bounded"
 
     def __init__(self, data: Dataset, variable: Variable) -> None:
         if not isinstance(data, Dataset):
@@ -74,12 +90,36 @@ class Loss(ABC):
             raise ModelError(
                 f"variable has size {variable.size} but the data has {data.n_features} features"
             )
-        self.data = data
+        self.data = data.with_class_labels() if self.label_domain == "classes" else data
         self.variable = variable
         self._check_data()
 
     def _check_data(self) -> None:  # noqa: B027 — optional hook, not abstract
-        """Refuse data the loss is not defined for (override)."""
+        """Refuse a dataset whose *declarations* the loss cannot use (override; never read a value)."""
+
+    def declared_labels(self) -> np.ndarray:
+        """Labels spanning the declared label domain: ±1, or −y_bound, 0, y_bound.
+
+        Raises
+        ------
+        ModelError
+            For a ``"bounded"`` loss on a dataset without a declared ``y_bound``.
+        """
+        if self.label_domain == "classes":
+            return np.array([-1.0, 1.0])
+        if self.data.y_bound is None:
+            raise ModelError(f"the {self.name} loss needs a declared y_bound on the dataset to bound its labels")
+        return np.array([-self.data.y_bound, 0.0, self.data.y_bound])
+
+    def value_at_zero_bound(self) -> float:
+        """φ₀ = sup φ(0, y) over the declared labels (:meth:`declared_labels`), never the data's.
+
+        Over ``[−y_bound, y_bound]`` the supremum is taken at −y_bound, 0 and y_bound, which is
+        exact when φ(0, ·) is quasi-convex (squared, Huber); a user loss for which it is not
+        overrides this method.
+        """
+        ys = self.declared_labels()
+        return float(np.max(self.phi(np.zeros(ys.size), ys)))
 
     # -- the scalar link function ------------------------------------------------
     @abstractmethod
@@ -167,11 +207,6 @@ def _positive_parameter(value: object, name: str) -> float:
     return float(value)
 
 
-def _require_binary(loss: Loss) -> None:
-    if not loss.data.labels_are_binary():
-        raise ModelError(f"{loss.name} loss needs labels in {{-1, +1}}")
-
-
 def _require_y_bound(loss: Loss) -> None:
     if loss.data.y_bound is None:
         raise ModelError(f"{loss.name} loss needs a declared y_bound on the dataset")
@@ -209,13 +244,13 @@ class SquaredLoss(Loss):
 class LogisticLoss(Loss):
     """Logistic loss φ(z, y) = log(1 + exp(−y z)) for labels y ∈ {−1, +1}.
 
+    Any other label is mapped onto {−1, +1} when the loss is built (y > 0 ↦ +1, otherwise −1).
+
     |φ'| ≤ 1 and φ'' ≤ 1/4, so L₂ = x_bound (ℓ2) and the Hessian bound is x_bound²/4.
     """
 
     name = "logistic"
-
-    def _check_data(self) -> None:
-        _require_binary(self)
+    label_domain = "classes"
 
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logaddexp(0.0, -y * z)
@@ -270,20 +305,18 @@ class HuberLoss(Loss):
 
 
 class SmoothedHingeLoss(Loss):
-    """Quadratically smoothed hinge loss with smoothing width ``h`` (labels ±1).
+    """Quadratically smoothed hinge loss with smoothing width ``h`` (labels ±1, others mapped: y > 0 ↦ +1).
 
     With margin m = y z: φ = 0 for m ≥ 1, (1 − m)²/(2h) for 1 − h < m < 1 and
     1 − m − h/2 for m ≤ 1 − h.  |φ'| ≤ 1, φ'' ≤ 1/h.
     """
 
     name = "smoothed-hinge"
+    label_domain = "classes"
 
     def __init__(self, data: Dataset, variable: Variable, *, h: float = 0.5) -> None:
         self.h = _positive_parameter(h, "smoothing width h")
         super().__init__(data, variable)
-
-    def _check_data(self) -> None:
-        _require_binary(self)
 
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         m = y * z
@@ -305,16 +338,14 @@ class SmoothedHingeLoss(Loss):
 
 
 class HingeLoss(Loss):
-    """Hinge loss max(0, 1 − y z) (labels ±1): Lipschitz but with no Hessian bound.
+    """Hinge loss max(0, 1 − y z) (labels ±1, others mapped: y > 0 ↦ +1): Lipschitz, no Hessian bound.
 
     Mechanisms that need second-order smoothness (objective perturbation) refuse it;
     use :class:`SmoothedHingeLoss` there.
     """
 
     name = "hinge"
-
-    def _check_data(self) -> None:
-        _require_binary(self)
+    label_domain = "classes"
 
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - y * z)

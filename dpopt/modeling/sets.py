@@ -13,6 +13,10 @@ Sets
     ``{v : ‖v‖ ≤ r}`` centred at 0.
 :class:`Simplex`
     ``{v ≥ 0 : Σ v = scale}``.
+:class:`Box`
+    ``{v : low ≤ v ≤ high}`` coordinatewise (a shifted, stretched ℓ∞ ball).
+:class:`NonNegative`
+    The orthant ``{v : v ≥ 0}`` (unbounded: projection, no linear minimization).
 :class:`VertexPolytope`
     The convex hull of the rows of a (k, p) array.
 
@@ -37,6 +41,7 @@ from dpopt.errors import ModelError
 from dpopt.modeling.variable import Variable, dimension_of
 
 __all__ = [
+    "Box",
     "ConstraintSet",
     "GaussianWidth",
     "L1Ball",
@@ -44,6 +49,7 @@ __all__ = [
     "NormBall",
     "LinfBall",
     "L1ProxRule",
+    "NonNegative",
     "Norm",
     "Simplex",
     "VertexPolytope",
@@ -178,7 +184,7 @@ def _project_simplex(v: np.ndarray, scale: float) -> np.ndarray:
 
 
 class ConstraintSet(ABC):
-    """A compact convex set ``C ⊂ ℝ^dim``.
+    """A closed convex set ``C ⊂ ℝ^dim``, compact unless it declares ``bounded = False``.
 
     Subclasses are immutable (frozen dataclasses).  The public methods validate
     their vector arguments (shape ``(dim,)``, finite entries) and raise
@@ -224,6 +230,11 @@ class ConstraintSet(ABC):
         Whether a solver's answer on ``C`` is projected back onto it (``False``
         when :meth:`project` is itself an iterative solve: the answer is kept,
         feasible to the solver's tolerance).
+    ``bounded``
+        ``C`` is bounded: radii, diameters, the support function and the LMO are
+        finite.  ``False`` for a cone such as :class:`NonNegative`, which has a
+        projection but no linear minimization oracle: mechanisms that need one
+        (Frank–Wolfe, mirror descent) refuse the set before the charge.
 
     A solver encoding lives in :mod:`dpopt.compile`, never here: register the
     cvxpy one with ``@dpopt.compile.cvxpy_program.set_constraints.register``.
@@ -238,6 +249,7 @@ class ConstraintSet(ABC):
     norm_ball: ClassVar[Norm | None] = None
     mirror_potential: ClassVar[str] = "euclidean"
     project_solver_points: ClassVar[bool] = True
+    bounded: ClassVar[bool] = True
 
     # -- linear optimisation -------------------------------------------------
 
@@ -803,6 +815,216 @@ class Simplex(ConstraintSet):
         """``G = scale · E max_i g_i`` by exact quadrature (≈ scale·√(2 log p)); sampling arguments unused."""
         value, low, high = _expected_max_gaussian(self.dim)
         return GaussianWidth(self.scale * value, self.scale * low, self.scale * high, "quadrature")
+
+
+# ---------------------------------------------------------------------------
+# Box and non-negative orthant
+# ---------------------------------------------------------------------------
+
+
+def _bound_vector(value: object, dim: int, name: str) -> np.ndarray:
+    """A finite scalar or ``(dim,)`` bound, broadcast to a read-only ``(dim,)`` array."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"Box {name} must be a number or a numeric vector of length {dim}") from None
+    if arr.ndim == 0:
+        arr = np.full(dim, float(arr))
+    if arr.shape != (dim,):
+        raise ModelError(f"Box {name} must be a number or have shape ({dim},), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"Box {name} must be finite (use NonNegative for the unbounded orthant)")
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass(frozen=True, init=False, eq=False)
+class Box(ConstraintSet):
+    """The box ``{v ∈ ℝ^p : low_i ≤ v_i ≤ high_i}``.
+
+    Parameters
+    ----------
+    var : Variable or int
+        The variable the set constrains, or its dimension p.
+    low, high : float or array_like of shape (p,)
+        Finite bounds, one per coordinate or one for all; ``low ≤ high``
+        coordinatewise (equal bounds fix a coordinate).
+
+    Notes
+    -----
+    Projection is ``clip(v, low, high)`` (exact), and with an ℓ1 term the
+    coordinatewise prox ``clip(soft_threshold(v, t), low, high)`` is exact too (a
+    one-dimensional convex problem restricted to an interval).  The LMO takes
+    ``low_i`` where ``g_i > 0`` and ``high_i`` otherwise.  Radii and diameters are
+    exact: the ℓq norm of ``max(|low|, |high|)`` and of ``high − low``.  The
+    Gaussian width is ``Σ_i (high_i − low_i)/√(2π)`` (closed form, since
+    ``E max(low·g, high·g) = (high − low)·E g₊``).
+    """
+
+    polyhedral = True
+    exact_projection = True
+    l1_prox = "threshold-then-project"
+    closed_form_lmo = True
+    dim: int
+    low: np.ndarray
+    high: np.ndarray
+    variable: Variable | None = field(default=None, compare=False)
+
+    def __init__(self, var: Variable | int, low: float | np.ndarray, high: float | np.ndarray) -> None:
+        _init_set(self, var)
+        lo, hi = _bound_vector(low, self.dim, "low"), _bound_vector(high, self.dim, "high")
+        if np.any(lo > hi):
+            raise ModelError("Box needs low ≤ high in every coordinate")
+        object.__setattr__(self, "low", lo)
+        object.__setattr__(self, "high", hi)
+
+    def __repr__(self) -> str:
+        if np.all(self.low == self.low[0]) and np.all(self.high == self.high[0]):
+            return f"Box(dim={self.dim}, low={self.low[0]:g}, high={self.high[0]:g})"
+        return f"Box(dim={self.dim})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Box):
+            return NotImplemented
+        return bool(np.array_equal(self.low, other.low) and np.array_equal(self.high, other.high))
+
+    def __hash__(self) -> int:
+        return hash((self.low.tobytes(), self.high.tobytes()))
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        return np.where(g > 0, self.low, self.high)
+
+    def _support(self, g: np.ndarray) -> float:
+        return float(np.sum(np.maximum(g * self.low, g * self.high)))
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return np.sum(np.maximum(G * self.low, G * self.high), axis=1)
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        return np.clip(v, self.low, self.high)
+
+    def _distance(self, v: np.ndarray) -> float:
+        return float(np.linalg.norm(v - np.clip(v, self.low, self.high)))
+
+    def center(self) -> np.ndarray:
+        """The midpoint ``(low + high)/2``."""
+        return 0.5 * (self.low + self.high)
+
+    def _radius(self, norm: Norm) -> float:
+        return float(_vector_norm(np.maximum(np.abs(self.low), np.abs(self.high)), norm, axis=0))
+
+    def _diameter(self, norm: Norm) -> float:
+        return float(_vector_norm(self.high - self.low, norm, axis=0))
+
+    @property
+    def is_symmetric(self) -> bool:
+        return bool(np.array_equal(self.low, -self.high))
+
+    @property
+    def n_vertices(self) -> int:
+        """``2^p`` corners (repeated where ``low_i = high_i``)."""
+        return 2**self.dim
+
+    def _vertices(self) -> np.ndarray:
+        """The corners; row j takes ``high_i`` where bit i of j is set, else ``low_i``."""
+        bits = (np.arange(2**self.dim)[:, None] >> np.arange(self.dim)[None, :]) & 1
+        return np.where(bits == 1, self.high, self.low)
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``G = Σ_i (high_i − low_i)/√(2π)`` (closed form); sampling arguments unused."""
+        return _closed_form(float(np.sum(self.high - self.low)) / math.sqrt(2.0 * math.pi))
+
+
+@dataclass(frozen=True, init=False)
+class NonNegative(ConstraintSet):
+    """The non-negative orthant ``{v ∈ ℝ^p : v ≥ 0}`` (non-negative coefficients).
+
+    Parameters
+    ----------
+    var : Variable or int
+        The variable the set constrains, or its dimension p.
+
+    Notes
+    -----
+    The set is a cone, not a compact set (``bounded = False``): projection is
+    ``max(v, 0)`` (exact, and ``max(soft_threshold(v, t), 0)`` with an ℓ1 term), the
+    centre is the origin, but radii, diameters and the Gaussian width are infinite
+    and there is no linear minimization oracle (:meth:`lmo` raises
+    :class:`~dpopt.errors.ModelError`): Frank–Wolfe and mirror descent refuse the set;
+    objective and output perturbation and DP-GD accept it (with a strongly convex
+    objective the convex mechanisms' a-priori fallback bounds its distance to the
+    optimum by strong convexity, :func:`dpopt.modeling.apg.public_radius`).
+    Membership is scale-aware in the point: ``dist(v, C) ≤ tol·max(1, ‖v‖₂)``.
+    """
+
+    polyhedral = True
+    exact_projection = True
+    l1_prox = "threshold-then-project"
+    bounded = False
+    dim: int
+    variable: Variable | None = field(default=None, compare=False)
+
+    def __init__(self, var: Variable | int) -> None:
+        _init_set(self, var)
+
+    def _lmo(self, g: np.ndarray) -> np.ndarray:
+        raise ModelError(
+            "NonNegative is unbounded and has no linear minimization oracle; Frank–Wolfe needs a bounded "
+            "set such as dp.Box(theta, 0, high)"
+        )
+
+    def _support(self, g: np.ndarray) -> float:
+        return math.inf if bool(np.any(g > 0)) else 0.0
+
+    def _support_many(self, G: np.ndarray) -> np.ndarray:
+        return np.where(np.any(G > 0, axis=1), math.inf, 0.0)
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        return np.maximum(v, 0.0)
+
+    def _distance(self, v: np.ndarray) -> float:
+        return float(np.linalg.norm(np.minimum(v, 0.0)))
+
+    def contains(self, v: np.ndarray, tol: float = 1e-9) -> bool:
+        """Whether ``dist(v, C) ≤ tol·max(1, ‖v‖₂)`` (the set has no finite radius to scale by)."""
+        if not (tol >= 0):
+            raise ModelError(f"tol must be non-negative, got {tol!r}")
+        arr = _check_vector(v, self.dim, "v", finite=False)
+        if not np.all(np.isfinite(arr)):
+            return False
+        return self._distance(arr) <= tol * max(1.0, float(np.linalg.norm(arr)))
+
+    def center(self) -> np.ndarray:
+        """The origin (the apex of the cone)."""
+        return np.zeros(self.dim)
+
+    def _radius(self, norm: Norm) -> float:
+        return math.inf
+
+    def _diameter(self, norm: Norm) -> float:
+        return math.inf
+
+    @property
+    def is_symmetric(self) -> bool:
+        return False
+
+    @property
+    def n_vertices(self) -> float:
+        return math.inf  # a cone: its one extreme point does not span it
+
+    def gaussian_width(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``inf`` (the orthant is unbounded); sampling arguments unused."""
+        return _closed_form(math.inf)
+
+    def gaussian_width_monte_carlo(
+        self, *, n_samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0
+    ) -> GaussianWidth:
+        """``inf``: every sample's support value is infinite."""
+        return _closed_form(math.inf)
 
 
 # ---------------------------------------------------------------------------

@@ -295,13 +295,16 @@ class NuclearNormBall(NormBall):
     -----
     The LMO is ``−r u₁ v₁ᵀ`` for the top singular pair of the reshaped
     gradient (``r e₀e₀ᵀ`` for a zero gradient); the support function is
-    ``r σ_max``.  Projection projects the singular values onto the ℓ1 ball.
+    ``r σ_max``.  Projection projects the singular values onto the ℓ1 ball: a
+    closed form given one SVD (``exact_projection``, like the ℓ1 ball's sort), so
+    the convex mechanisms' a-priori fallback runs over this set.
     Radii of the flattened vector: ``r`` in ℓ2 (Frobenius) and ℓ∞ (largest
     entry), ``r√(pq)`` in ℓ1 (attained by ``r u vᵀ`` with flat unit u, v).  The
     Gaussian width ``r · E‖G‖_op`` has no closed form and is estimated by Monte
     Carlo (it lies between ``max(√p, √q)`` and ``√p + √q`` times r).
     """
 
+    exact_projection = True
     closed_form_lmo = True
     mirror_potential = "nuclear"
     dim: int
@@ -343,12 +346,6 @@ class NuclearNormBall(NormBall):
         if float(s.sum()) <= self.r:
             return v.copy()
         return ((U * _project_l1_nonneg(s, self.r)) @ Vt).ravel()
-
-    def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
-        """The projection and a bound on its error: the SVD is backward stable, so the
-        result is exact up to a small multiple of eps·‖v‖ (bounded by 1e-12·(1 + ‖v‖))."""
-        x = self.project(v)
-        return x, 1e-12 * (1.0 + float(np.linalg.norm(v)))
 
     def _radius(self, norm: Norm) -> float:
         if norm == 1:

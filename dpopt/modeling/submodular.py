@@ -442,10 +442,10 @@ class ChainCut(GroupCoverage):
     chain edges with one end in A.  The cut alone is submodular but not
     monotone (F(V) = 0); adding each vertex's degree makes every marginal gain
     non-negative, and F equals ``η|A| + 2w·#{edges touching A}``, a coverage
-    function of the edges and singletons.  Hence
+    function of the edges and singletons.  Hence::
 
-    ``Ω∞(θ) = η‖θ‖₁ + 2w Σ_i max(|θ_i|, |θ_{i+1}|)
-            = η‖θ‖₁ + w Σ_i (|θ_i| + |θ_{i+1}|) + w Σ_i ||θ_i| − |θ_{i+1}||``,
+        Ω∞(θ) = η‖θ‖₁ + 2w Σ_i max(|θ_i|, |θ_{i+1}|)
+              = η‖θ‖₁ + w Σ_i (|θ_i| + |θ_{i+1}|) + w Σ_i ||θ_i| − |θ_{i+1}||,
 
     a total variation of the magnitudes that favours equal values of
     neighbours (Bach 2010, Sec. 3).

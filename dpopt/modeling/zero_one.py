@@ -76,8 +76,7 @@ class ZeroOneLoss:
             raise ModelError("ZeroOneLoss needs data with a declared schema: build the Dataset with "
                              "schema=dp.Schema(...) (e.g. dp.Schema.uniform(d, dp.Numeric(-1, 1, grid='1/100'))) "
                              "so that margins are exact integers on the declared grid")
-        if not data.labels_are_binary():  # mapped row by row, never refused for a value
-            data = data._like(data.X, np.where(data.y > 0, 1.0, -1.0))
+        data = data.with_class_labels()  # mapped row by row, never refused for a value
         w = np.ones(data.n) if weights is None else np.asarray(weights, dtype=np.float64)
         if w.shape != (data.n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ModelError(f"weights must be {data.n} finite non-negative numbers")

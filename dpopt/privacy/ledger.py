@@ -12,24 +12,47 @@ Charges are never refunded.  When a mechanism ran but released nothing (an
 uncertified oracle, an exception after the noise was drawn), the charge stays
 spent and is marked ``released=False``: the noise was drawn and the computation
 touched the data, and whether it failed can itself depend on the data.
+
+Processes
+---------
+An in-memory :class:`Ledger` is charged only in the process that created it.  A copy
+made in that process (a pickle round trip, :func:`copy.deepcopy`) *is* the ledger
+itself, so every object that holds it charges one budget.  A copy in another process
+(pickled to a joblib/loky, multiprocessing, ``concurrent.futures`` or Dask worker, or
+inherited by a fork) refuses to be charged — it would spend a budget of its own that
+the caller never sees — with a :class:`~dpopt.errors.LedgerProcessError`, before any
+data is read.  The process-wide default ledger (:class:`DefaultLedger`) also refuses
+inside a worker process, where it is a fresh ledger of that worker.  To charge one
+budget from several processes, use :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`,
+which crosses processes by its file path.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
+import secrets
+import sys
 import threading
 import time as _time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dpopt.errors import BudgetExceededError, PrivacyParameterError
+from dpopt.errors import BudgetExceededError, LedgerProcessError, PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
 
-__all__ = ["Charge", "Ledger", "Spend"]
+__all__ = ["Charge", "DefaultLedger", "Ledger", "Spend", "worker_process"]
 
 _REL_TOL = 1e-12
+#: how to charge one budget from several processes (the end of every process refusal)
+SHARE_HINT = ("to charge one budget from several processes, pass ledger=dpopt.SQLiteLedger(path, "
+              "dataset=...), which every process opens by its file path")
+#: the in-memory ledgers alive in this process, by token: an unpickled copy resolves to its original
+_LIVE: weakref.WeakValueDictionary[str, Ledger] = weakref.WeakValueDictionary()
 
 
 @dataclass(frozen=True)
@@ -97,6 +120,48 @@ def _fmt(eps: float | None, delta: float | None) -> str:
     return f"(ε={e}, δ={d})"
 
 
+def worker_process() -> str | None:
+    """What kind of worker the current process (or thread) is, or None for a main process.
+
+    A child started by :mod:`multiprocessing` — which covers ``concurrent.futures``
+    process pools, joblib's loky and multiprocessing backends and Dask's nanny-started
+    workers — has a parent process (:func:`multiprocessing.parent_process`); a task of a
+    Dask worker (also one without a nanny, or one running in threads of this process)
+    finds its worker with ``distributed.get_worker()`` (checked only when
+    ``distributed`` is already imported).  A script's main process, ``python -m dpopt``,
+    pytest and its xdist workers (started by execnet, not multiprocessing) are not
+    workers.
+
+    Returns
+    -------
+    str or None
+        A short description of the worker, for messages.
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is not None:
+        try:
+            distributed.get_worker()
+        except (ValueError, AttributeError):
+            pass
+        else:
+            return "task of a Dask worker"
+    if multiprocessing.parent_process() is not None:
+        return ("worker process started by multiprocessing (a joblib/loky, multiprocessing or "
+                "concurrent.futures pool, or a Dask nanny)")
+    return None
+
+
+def _restore_ledger(cls: type[Ledger], token: str, state: dict[str, object]) -> Ledger:
+    """Unpickle a :class:`Ledger`: the live original when it is in this process, else a copy that refuses charges."""
+    live = _LIVE.get(token)
+    if live is not None and type(live) is cls:
+        return live
+    ledger = cls.__new__(cls)
+    ledger.__setstate__(state)
+    ledger._detached = True
+    return ledger
+
+
 class Ledger:
     """A thread-safe privacy accountant with an optional (ε, δ) budget.
 
@@ -113,9 +178,14 @@ class Ledger:
     :meth:`_compose`.  A charge that would take ``spent`` above a budget is
     refused (:class:`~dpopt.errors.BudgetExceededError`) and nothing is recorded.
     A relative tolerance of 1e-12 lets a budget be spent exactly in pieces (ten
-    charges of 0.1 against a budget of 1.0).  A ledger pickles with its charges (the
-    copy is independent; its lock is recreated).  For a budget shared by processes and
-    kept across runs, use :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`.
+    charges of 0.1 against a budget of 1.0).  It is charged only in the process that
+    created it: unpickled or deep-copied in that process it is the same object; a copy
+    in any other process (a worker of joblib, multiprocessing, ``concurrent.futures`` or
+    Dask, or a fork) can be read but refuses :meth:`charge`, :meth:`spend`,
+    :meth:`require` and :meth:`can_afford` with :class:`~dpopt.errors.LedgerProcessError`
+    (:meth:`check_process`), since its charges would never reach the original's budget.
+    For a budget shared by processes and kept across runs, use
+    :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`.
 
     Examples
     --------
@@ -132,6 +202,38 @@ class Ledger:
         self._delta_budget = _check_budget(delta_budget, "delta_budget", allow_zero=True)
         self._charges: list[Charge] = []
         self._lock = threading.Lock()
+        self._origin_pid = os.getpid()
+        self._detached = False  # True for a copy that is not the live original
+        self._token = secrets.token_hex(16)
+        _LIVE[self._token] = self
+
+    # -- processes ----------------------------------------------------------------------
+    def check_process(self) -> None:
+        """Raise unless this ledger can be charged from the current process (module docstring).
+
+        Raises
+        ------
+        LedgerProcessError
+            For a copy of this in-memory ledger in another process (pickled to a worker,
+            or inherited by a fork), or an unpickled copy whose original is not alive in this process.
+        """
+        pid = os.getpid()
+        if self._origin_pid != pid:
+            raise LedgerProcessError(
+                f"this in-memory Ledger belongs to process {self._origin_pid} and cannot be charged from "
+                f"process {pid}: a copy sent to a worker (joblib/loky, multiprocessing, concurrent.futures, "
+                f"Dask) or made by a fork would spend a budget of its own that the caller never sees; "
+                f"{SHARE_HINT}"
+            )
+        if self._detached:
+            raise LedgerProcessError(
+                "this in-memory Ledger is an unpickled copy whose original is not alive in this process, and a copy "
+                f"cannot be charged (its budget would be spent twice); {SHARE_HINT}"
+            )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle as (class, token, state): unpickled in this process while the original lives, it is the original."""
+        return (_restore_ledger, (type(self), self._token, self.__getstate__()))
 
     # -- pickling (the lock is per process) ---------------------------------------------
     def __getstate__(self) -> dict[str, object]:
@@ -217,7 +319,10 @@ class Ledger:
             For invalid (ε, δ).
         BudgetExceededError
             If the charge would exceed a budget; nothing is recorded then.
+        LedgerProcessError
+            In a process that cannot charge this ledger (:meth:`check_process`).
         """
+        self.check_process()
         eps, dlt = check_epsilon_delta(epsilon, delta)
         entry = Charge(
             epsilon=eps,
@@ -245,7 +350,7 @@ class Ledger:
 
         Raises
         ------
-        PrivacyParameterError, BudgetExceededError
+        PrivacyParameterError, BudgetExceededError, LedgerProcessError
             As :meth:`charge`, before the block runs (nothing is charged then).
         """
         handle = Spend(self, self.charge(epsilon, delta, label=label, mechanism=mechanism,
@@ -263,7 +368,10 @@ class Ledger:
         ------
         PrivacyParameterError
             For invalid (ε, δ).
+        LedgerProcessError
+            In a process that cannot charge this ledger (:meth:`check_process`).
         """
+        self.check_process()
         eps, dlt = check_epsilon_delta(epsilon, delta)
         with self._lock:
             return self._fits(eps, dlt, self._charges)
@@ -280,7 +388,11 @@ class Ledger:
             For invalid (ε, δ).
         BudgetExceededError
             If the charge would not fit.
+        LedgerProcessError
+            In a process that cannot charge this ledger (:meth:`check_process`): the
+            first check of every run, before any data is read.
         """
+        self.check_process()
         eps, dlt = check_epsilon_delta(epsilon, delta)
         with self._lock:
             if not self._fits(eps, dlt, self._charges):
@@ -348,6 +460,16 @@ class Ledger:
         with self._lock:
             return tuple(self._charges)
 
+    @property
+    def own_charges(self) -> tuple[Charge, ...]:
+        """The charges made through this object in this process, oldest first (they only grow).
+
+        For an in-memory ledger these are all its charges (only its own process charges
+        it); a persistent ledger shared with other objects and processes returns only its
+        own, so a caller can tell the charge its run made from anyone else's.
+        """
+        return self.charges
+
     def summary(self) -> str:
         """A readable multi-line account: budget, spent, remaining and every charge."""
         with self._lock:
@@ -375,3 +497,29 @@ class Ledger:
             f"Ledger(budget={_fmt(self._epsilon_budget, self._delta_budget)}, "
             f"spent={_fmt(eps, dlt)}, charges={len(self.charges)})"
         )
+
+
+class DefaultLedger(Ledger):
+    """The process-wide ledger of mechanisms given none (:func:`dpopt.default_ledger`).
+
+    An unlimited in-memory :class:`Ledger` that also refuses to be charged inside a
+    worker process (:func:`worker_process`): every worker imports dpopt afresh and so has
+    a default ledger of its own, which the caller's budget would never see.
+    """
+
+    def check_process(self) -> None:
+        """As :meth:`Ledger.check_process`, and refuse in a worker process too.
+
+        Raises
+        ------
+        LedgerProcessError
+            In another process than the one that created it, or in a worker process.
+        """
+        worker = worker_process()
+        if worker is None and (self._origin_pid != os.getpid() or self._detached):
+            worker = "forked or unpickled copy of it"
+        if worker is not None:
+            raise LedgerProcessError(
+                f"the default ledger cannot be charged in a {worker} (process {os.getpid()}): each worker "
+                f"has a default ledger of its own, which the caller's budget never sees; {SHARE_HINT}"
+            )

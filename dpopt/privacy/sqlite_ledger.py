@@ -25,13 +25,28 @@ not known to have been released.  :meth:`SQLiteLedger.history` and the
 
 Only the time of the charge (taken before the data is touched) is stored; the time a
 block ended is not, since a run's duration can depend on the data.
+
+Datasets are never created by accident
+--------------------------------------
+``SQLiteLedger(path, dataset=...)`` attaches to a dataset the file already holds; a
+name the file does not hold is refused (the message lists the names it has and
+suggests a close one), unless the call says ``create=True`` and gives the budget.
+
+Processes
+---------
+The object pickles as its absolute file path, dataset, budget and the file's random
+``ledger_id`` (kept in the ``meta`` table): in a worker process it reopens the same
+file — never creating anything — and refuses a file with another id.  Charges made in
+workers land in the one file, once each.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
+import secrets
 import sqlite3
 import time as _time
 from collections.abc import Iterator, Mapping, Sequence
@@ -163,7 +178,8 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
 def _connect(path: str, *, create: bool, timeout: float) -> sqlite3.Connection:
     """A connection to a checked ledger file (created with the schema when ``create``)."""
     if not create and not os.path.exists(path):
-        raise LedgerError(f"no ledger file {path}; create it with: {_INIT_HINT}")
+        raise LedgerError(f"no ledger file {path}; create it with: {_INIT_HINT} (in Python: "
+                          "SQLiteLedger(path, dataset=..., create=True, epsilon_budget=...))")
     if os.path.isdir(path):
         raise LedgerError(f"{path} is a directory, not a ledger file")
     uri = Path(path).absolute().as_uri() + ("?mode=rwc" if create else "?mode=rw")
@@ -195,8 +211,8 @@ def _ensure_schema(conn: sqlite3.Connection, path: str, *, create: bool) -> None
             if "meta" not in _tables(conn):  # another process may have created it meanwhile
                 for statement in _SCHEMA:
                     conn.execute(statement)
-                conn.execute("INSERT INTO meta VALUES ('schema_version', ?), ('application', 'dpopt ledger')",
-                             (str(SCHEMA_VERSION),))
+                conn.execute("INSERT INTO meta VALUES ('schema_version', ?), ('application', 'dpopt ledger'), "
+                             "('ledger_id', ?)", (str(SCHEMA_VERSION), secrets.token_hex(16)))
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None or row[0] != str(SCHEMA_VERSION):
         found = "none" if row is None else repr(row[0])
@@ -214,10 +230,53 @@ def _dataset_names(conn: sqlite3.Connection) -> tuple[str, ...]:
     return tuple(r[0] for r in conn.execute("SELECT name FROM datasets ORDER BY name"))
 
 
+def _file_id(conn: sqlite3.Connection) -> str:
+    """The file's random ``ledger_id`` (written on first use in files made before it existed)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+    if row is None:
+        with _immediate(conn):
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('ledger_id', ?)", (secrets.token_hex(16),))
+        row = conn.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+    return str(row[0])
+
+
+def _same_name(names: Sequence[str], dataset: str) -> str | None:
+    """A stored name equal to ``dataset`` up to case and surrounding spaces, if any."""
+    key = dataset.strip().casefold()
+    return next((n for n in names if n.strip().casefold() == key), None)
+
+
+def _did_you_mean(names: Sequence[str], dataset: str) -> str:
+    close = _same_name(names, dataset) or next(iter(difflib.get_close_matches(dataset, names, n=1)), None)
+    return "" if close is None else f"; did you mean {close!r}?"
+
+
 def _missing_dataset(conn: sqlite3.Connection, path: str, dataset: str) -> LedgerError:
-    known = ", ".join(repr(n) for n in _dataset_names(conn)) or "none"
-    return LedgerError(f"ledger file {path} has no dataset {dataset!r} (it has: {known}); "
-                       f"create it with: {_INIT_HINT}")
+    names = _dataset_names(conn)
+    known = ", ".join(repr(n) for n in names) or "none"
+    return LedgerError(f"ledger file {path} has no dataset {dataset!r} (it has: {known}){_did_you_mean(names, dataset)} "
+                       f"To create it, pass create=True with epsilon_budget= (and delta_budget=), or run: "
+                       f"{_INIT_HINT}")
+
+
+def _create_dataset(conn: sqlite3.Connection, path: str, dataset: str,
+                    budget: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    """Insert ``dataset`` with ``budget`` (an explicit ε budget; no name that differs only in case)."""
+    if budget[0] is None:
+        raise PrivacyParameterError(
+            f"creating dataset {dataset!r} in ledger file {path} needs an explicit budget: pass "
+            "epsilon_budget= (and delta_budget=; None allows any δ), fixed before looking at the data"
+        )
+    with _immediate(conn):
+        stored = _stored_budget(conn, dataset)
+        if stored is not None:  # another process created it meanwhile
+            return stored
+        twin = _same_name(_dataset_names(conn), dataset)
+        if twin is not None:
+            raise LedgerError(f"ledger file {path} already has dataset {twin!r}; a second budget under "
+                              f"the name {dataset!r} would be spent separately: use {twin!r}")
+        conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?)", (dataset, *budget, _time.time()))
+    return budget
 
 
 def _attach(conn: sqlite3.Connection, path: str, dataset: str, budget: tuple[float | None, float | None],
@@ -227,11 +286,7 @@ def _attach(conn: sqlite3.Connection, path: str, dataset: str, budget: tuple[flo
     if stored is None:
         if not create:
             raise _missing_dataset(conn, path, dataset)
-        with _immediate(conn):
-            stored = _stored_budget(conn, dataset)
-            if stored is None:
-                conn.execute("INSERT INTO datasets VALUES (?, ?, ?, ?)", (dataset, *budget, _time.time()))
-                stored = budget
+        stored = _create_dataset(conn, path, dataset, budget)
     for given, kept, name in zip(budget, stored, ("epsilon_budget", "delta_budget"), strict=True):
         if given is not None and given != kept:
             raise PrivacyParameterError(
@@ -248,23 +303,31 @@ class SQLiteLedger(Ledger):
     Parameters
     ----------
     path : str or os.PathLike
-        The ledger file; created (with its schema) when missing.
+        The ledger file.  It must exist unless ``create=True`` (then it is created, with
+        its schema, when missing).
     dataset : str
-        The dataset the charges are made against; one file holds several.  Created with
-        the given budgets when the file does not hold it yet.
+        The dataset the charges are made against; one file holds several.  It must be in
+        the file unless ``create=True``.
     epsilon_budget, delta_budget : float or None
         The dataset's budget, validated as by :class:`Ledger`.  For an existing dataset
-        each must equal the stored value or be None (use the stored value).
+        each must equal the stored value or be None (use the stored value).  Creating a
+        dataset needs ``epsilon_budget`` (``delta_budget=None`` then allows any δ).
+    create : bool, default False
+        Create the file and the dataset, with the given budget, when missing (an existing
+        one with the same budget is attached to, as ``dpopt ledger init`` does).  A new
+        name that differs from a stored one only in case or surrounding spaces is refused.
     timeout : float, default 30
         Seconds a write waits for another process's transaction before failing.
 
     Raises
     ------
     PrivacyParameterError
-        For an invalid budget or dataset name, or budgets that differ from the stored ones.
+        For an invalid budget or dataset name, budgets that differ from the stored ones,
+        or ``create=True`` without ``epsilon_budget`` for a dataset that must be created.
     LedgerError
-        When the file is not an SQLite database, not a dpopt ledger, or of an unknown
-        schema version.
+        When the file or (without ``create=True``) the dataset does not exist — the
+        message lists the datasets the file holds and suggests a close name — or the file
+        is not an SQLite database, not a dpopt ledger, or of an unknown schema version.
 
     Notes
     -----
@@ -272,23 +335,33 @@ class SQLiteLedger(Ledger):
     :meth:`spend`, :meth:`history` and :meth:`close`.  ``spent``, ``remaining``,
     ``charges`` and ``summary()`` read the file; composition is :meth:`Ledger._compose`
     over every row of the dataset (pending, released and withheld alike).  The object
-    pickles as (path, dataset, budget) and reconnects lazily, so it can cross a process
-    pool.  See the module docstring for the transaction and the statuses.
+    pickles as (absolute path, dataset, budget, the file's id) and reconnects lazily in
+    the process that unpickles it, never creating anything, so one budget is charged from
+    every worker of a process pool or a Dask cluster (on a file they all see).  See the
+    module docstring for the transaction and the statuses.
 
     Examples
     --------
-    >>> ledger = SQLiteLedger("budget.sqlite", dataset="adult", epsilon_budget=1.0)  # doctest: +SKIP
+    >>> ledger = SQLiteLedger("budget.sqlite", dataset="adult", create=True,
+    ...                       epsilon_budget=1.0, delta_budget=1e-6)                 # doctest: +SKIP
     >>> release = dp.ObjectivePerturbation(0.5, ledger=ledger).run(problem)          # doctest: +SKIP
+    >>> SQLiteLedger("budget.sqlite", dataset="Adult")                               # doctest: +SKIP
+    LedgerError: ledger file budget.sqlite has no dataset 'Adult' (it has: 'adult'); did you mean 'adult'? ...
     """
 
     def __init__(self, path: str | os.PathLike[str], *, dataset: str, epsilon_budget: float | None = None,
-                 delta_budget: float | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._setup(path, dataset, (epsilon_budget, delta_budget), timeout, create=True)
+                 delta_budget: float | None = None, create: bool = False,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        if not isinstance(create, bool):
+            raise PrivacyParameterError(f"create must be True or False, got {create!r}")
+        self._setup(path, dataset, (epsilon_budget, delta_budget), timeout, create=create)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, dataset: str,
              timeout: float = DEFAULT_TIMEOUT) -> SQLiteLedger:
-        """The ledger of ``dataset`` in an existing file, with its stored budget.
+        """The ledger of ``dataset`` in an existing file, with its stored budget (never creates).
+
+        The same as ``SQLiteLedger(path, dataset=dataset)``.
 
         Raises
         ------
@@ -338,6 +411,8 @@ class SQLiteLedger(Ledger):
         super().__init__(*stored)
         self._conn: sqlite3.Connection | None = conn
         self._conn_pid = os.getpid()
+        self._file: str | None = None  # the file's ledger_id, read when first needed
+        self._own: list[int] = []  # row ids of the charges this object made
 
     # -- connection and pickling -----------------------------------------------------------
     @property
@@ -351,14 +426,38 @@ class SQLiteLedger(Ledger):
         return self._dataset
 
     def _connection(self) -> sqlite3.Connection:
-        """This process's connection (call with ``self._lock`` held)."""
+        """This process's connection (call with ``self._lock`` held); a reconnection checks the file."""
         if self._conn is None or self._conn_pid != os.getpid():  # never reuse one across fork
-            self._conn = _connect(self._path, create=False, timeout=self._timeout)
-            self._conn_pid = os.getpid()
-            with _translated(self._path):
-                if _stored_budget(self._conn, self._dataset) is None:
-                    raise _missing_dataset(self._conn, self._path, self._dataset)
+            conn = _connect(self._path, create=False, timeout=self._timeout)
+            try:
+                with _translated(self._path):
+                    self._check_reopened(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn, self._conn_pid = conn, os.getpid()
         return self._conn
+
+    def _check_reopened(self, conn: sqlite3.Connection) -> None:
+        """Refuse a reopened file that lacks the dataset, has another budget, or another ledger id."""
+        stored = _stored_budget(conn, self._dataset)
+        if stored is None:
+            raise _missing_dataset(conn, self._path, self._dataset)
+        if stored != (self._epsilon_budget, self._delta_budget):
+            raise LedgerError(f"dataset {self._dataset!r} in ledger file {self._path} now has the budget "
+                              f"{_fmt(*stored)}, not {_fmt(self._epsilon_budget, self._delta_budget)}")
+        if self._file is not None and _file_id(conn) != self._file:
+            raise LedgerError(f"{self._path} in this process (pid {os.getpid()}) is not the ledger file this "
+                              "ledger was opened on (another ledger id): every process must see the same file")
+
+    def check_process(self) -> None:
+        """Nothing to refuse: every process charges the one file (it reopens by path)."""
+
+    @property
+    def own_charges(self) -> tuple[StoredCharge, ...]:
+        """The charges this object made (in this process), read from the file, oldest first."""
+        own = set(self._own)
+        return tuple(c for c in self._snapshot() if c.id in own)
 
     def close(self) -> None:
         """Close this object's connection (the next use reconnects)."""
@@ -367,15 +466,24 @@ class SQLiteLedger(Ledger):
                 self._conn.close()
             self._conn = None
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle as (class, state): the absolute path, dataset, budget, timeout and the file's id."""
+        with self._lock, _translated(self._path):
+            if self._file is None:
+                self._file = _file_id(self._connection())
+        return (_reopen, (type(self), self.__getstate__()))
+
     def __getstate__(self) -> dict[str, object]:
-        return {"path": self._path, "dataset": self._dataset, "timeout": self._timeout,
-                "budget": (self._epsilon_budget, self._delta_budget)}
+        return {"path": os.path.abspath(self._path), "dataset": self._dataset, "timeout": self._timeout,
+                "budget": (self._epsilon_budget, self._delta_budget), "ledger_id": self._file}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         Ledger.__init__(self, *state["budget"])
         self._path, self._dataset, self._timeout = state["path"], state["dataset"], state["timeout"]
+        self._file = state.get("ledger_id")
         self._conn = None
         self._conn_pid = os.getpid()
+        self._own = []
 
     # -- reading -------------------------------------------------------------------------
     def _read(self, conn: sqlite3.Connection) -> tuple[StoredCharge, ...]:
@@ -407,7 +515,8 @@ class SQLiteLedger(Ledger):
                     (self._dataset, eps, dlt, str(mechanism), str(label), params, stamp, status),
                 )
                 rid = cursor.lastrowid
-        assert rid is not None
+            assert rid is not None
+            self._own.append(rid)
         return StoredCharge(epsilon=eps, delta=dlt, label=str(label), mechanism=str(mechanism),
                             released=status == "released", time=stamp, id=rid, status=status,
                             dataset=self._dataset, parameters=None if params is None else json.loads(params))
@@ -558,3 +667,10 @@ class SQLiteLedger(Ledger):
         return (f"SQLiteLedger({self._path!r}, dataset={self._dataset!r}, "
                 f"budget={_fmt(self._epsilon_budget, self._delta_budget)}, "
                 f"spent={_fmt(*self._compose(charges))}, charges={len(charges)})")
+
+
+def _reopen(cls: type[SQLiteLedger], state: dict[str, Any]) -> SQLiteLedger:
+    """Unpickle an :class:`SQLiteLedger`: the same file and dataset, connected on first use."""
+    ledger = cls.__new__(cls)
+    ledger.__setstate__(state)
+    return ledger

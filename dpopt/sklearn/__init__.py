@@ -1,16 +1,18 @@
 """scikit-learn estimators on dpopt's private mechanisms (``pip install 'dpopt[sklearn]'``).
 
-=========================  ====================================================================
-estimator                  mechanisms (``mechanism=``)
-=========================  ====================================================================
-:class:`DPLogisticRegression`  logistic or smoothed-hinge loss: ``"objective-perturbation"``
-                           (default), ``"output-perturbation"``, ``"dp-gd"``, ``"dp-sgd"``
-:class:`DPRidge`           squared loss + (α/2)‖θ‖² over an ℓ2 ball: the same four
-:class:`DPLasso`           squared loss over an ℓ1 ball: ``"frank-wolfe"`` (TTZ14 Alg. 4, default),
-                           ``"mirror-descent"``
+==============================  ====================================================================
+estimator                       mechanisms (``mechanism=``)
+==============================  ====================================================================
+:class:`DPLogisticRegression`   logistic or smoothed-hinge loss: ``"objective-perturbation"``
+                                (default), ``"output-perturbation"``, ``"dp-gd"``, ``"dp-sgd"``
+:class:`DPRidge`                squared loss + (α/2)‖θ‖² over an ℓ2 ball: the same four
+:class:`DPLasso`                squared loss over an ℓ1 ball: ``"frank-wolfe"`` (TTZ14 Alg. 4, default),
+                                ``"mirror-descent"``
 :class:`DPHalfspaceClassifier`  0/1 loss over an integer grid (needs a Schema): ``"rspm"``
-                           (default), ``"opdisc"``
-=========================  ====================================================================
+                                (default), ``"opdisc"``
+:class:`DPSearchCV`             private hyperparameter search over the first three
+                                (:class:`dpopt.PrivateSelection`; one charge for the whole search)
+==============================  ====================================================================
 
 Every estimator follows scikit-learn's conventions (``fit`` returns self; ``predict``,
 ``decision_function``, ``score``, ``coef_``, ``intercept_``, ``n_features_in_``,
@@ -26,13 +28,18 @@ reproducible noise for experiments (not secure).
 Privacy cost of model selection
 -------------------------------
 Each ``fit`` is one private release charged once, with the estimator's (ε, δ), to its
-``ledger`` (default: :func:`dpopt.default_ledger`).  ``cross_val_score`` with k folds fits k
-times on overlapping training sets, so under basic composition it costs k·ε (and k·δ) on the
-data; parallel composition does not apply because every row sits in k − 1 of the training
-folds.  ``GridSearchCV`` over g configurations costs g·k·ε, plus a final refit.  Scores
-computed on held-out rows are not private either (they read those rows without noise).  To
-choose hyperparameters privately, use :class:`dpopt.PrivateSelection`, whose whole search is
-covered by one stated (ε, δ).
+``ledger`` (default: :func:`dpopt.default_ledger`).  The model is private; its *scores* are
+not: ``score()`` and scikit-learn's ``cross_val_score``, ``GridSearchCV`` and
+``RandomizedSearchCV`` evaluate the fitted models exactly on rows of the table, so on private
+data their numbers (``cv_results_``, ``best_score_``, ``best_params_``, the fold scores) are
+exact, non-private statistics that no ε covers.  What they cost on the ledger on top of that:
+k-fold cross-validation fits k times on overlapping training sets, k·ε (and k·δ) under basic
+composition (parallel composition does not apply: every row sits in k − 1 training folds);
+``GridSearchCV`` over g settings g·k·ε plus the refit.  To choose hyperparameters privately
+use :class:`DPSearchCV`: one charge of its stated (ε, δ) for the whole search, and only noisy
+scores.  A fit refused for budget warns (:class:`dpopt.errors.BudgetWarning`) before it raises,
+because scikit-learn's model selection records NaN scores for failed fits and carries on: pass
+``error_score="raise"``.
 """
 
 from __future__ import annotations
@@ -44,5 +51,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 
 from dpopt.sklearn.halfspace import DPHalfspaceClassifier
 from dpopt.sklearn.linear import DPLasso, DPLogisticRegression, DPRidge
+from dpopt.sklearn.search import DPSearchCV
 
-__all__ = ["DPHalfspaceClassifier", "DPLasso", "DPLogisticRegression", "DPRidge"]
+__all__ = ["DPHalfspaceClassifier", "DPLasso", "DPLogisticRegression", "DPRidge", "DPSearchCV"]

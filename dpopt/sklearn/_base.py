@@ -5,6 +5,18 @@
 validation and the per-row encoding (shapes, dtypes, NaN; a refusal here depends on the
 input but charges nothing) → the mechanism's own public checks → one charge → the data is
 touched → ``release_``.
+
+What is private, and what is not.  The release of a fit (``coef_``, ``intercept_``,
+``release_``, predictions made from them) is (ε, δ)-DP.  ``score()`` — and scikit-learn's
+``cross_val_score``, ``GridSearchCV``/``RandomizedSearchCV`` scores, ``cv_results_``,
+``best_score_`` and ``best_params_`` — evaluates the model on rows of the table *exactly*:
+on private data these are non-private statistics that no ε covers.  Each ``fit`` inside such
+a search is one charge of (ε, δ) (k-fold cross-validation spends k·ε on the ledger, a grid
+of g settings g·k·ε plus the refit) *and* publishes exact fold scores.  To tune privately,
+use :class:`dpopt.sklearn.DPSearchCV`, whose whole search is one charge of its (ε, δ) and
+whose scores are noisy.  A fit refused because the budget is exhausted warns
+(:class:`~dpopt.errors.BudgetWarning`) before it raises: scikit-learn's model selection
+would otherwise record NaN scores and carry on; pass it ``error_score="raise"``.
 """
 
 from __future__ import annotations
@@ -25,8 +37,15 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from dpopt.errors import DataError, MechanismError, ModelError
-from dpopt.mechanisms.base import Mechanism
+from dpopt.errors import (
+    BudgetExceededError,
+    BudgetWarning,
+    DataError,
+    LedgerProcessError,
+    MechanismError,
+    ModelError,
+)
+from dpopt.mechanisms.base import Mechanism, default_ledger
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import (
     UNKNOWN_LABEL_POLICIES,
@@ -60,6 +79,59 @@ def _positive(value: object, name: str, *, allow_zero: bool = False) -> float:
         raise ModelError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite number, "
                          f"got {value!r}")
     return v
+
+
+def seed_from(random_state: Any) -> int | None:
+    """None (OS entropy) or a reproducible seed from a scikit-learn style ``random_state``.
+
+    Raises
+    ------
+    ModelError
+        For anything but None, an int, a ``RandomState`` or a ``Generator``.
+    """
+    rs = check_random_state_type(random_state)
+    if rs is None:
+        return None
+    if isinstance(rs, np.random.RandomState):
+        return int(rs.randint(2**31 - 1))
+    if isinstance(rs, np.random.Generator):
+        return int(rs.integers(2**31 - 1))
+    return int(rs)
+
+
+def check_random_state_type(random_state: Any) -> Any:
+    """``random_state`` itself when it is None, an int, a ``RandomState`` or a ``Generator``
+    (nothing is drawn from it); else :class:`~dpopt.errors.ModelError`."""
+    rs = random_state
+    if rs is None or isinstance(rs, (np.random.RandomState, np.random.Generator)):
+        return rs
+    if isinstance(rs, numbers.Integral) and not isinstance(rs, (bool, np.bool_)):
+        return rs
+    raise ModelError(f"random_state must be None, an int, a RandomState or a Generator, got {rs!r}")
+
+
+def warn_budget(who: str) -> None:
+    """Warn that a fit was refused for budget (before the :class:`BudgetExceededError` propagates)."""
+    warnings.warn(f"{who}: the ledger's privacy budget is exhausted, so this fit is refused. Inside "
+                  "scikit-learn's model selection (cross_val_score, GridSearchCV, ...) the refusal would "
+                  "otherwise be recorded as a NaN score: pass error_score='raise'", BudgetWarning, stacklevel=3)
+
+
+def check_ledger_process(who: str, ledger: Ledger | None) -> None:
+    """Refuse, before the table is read, a ledger that cannot be charged from this process.
+
+    An in-memory ledger copied into a worker (``n_jobs > 1``, a process pool, Dask) and the
+    default ledger inside a worker raise :class:`~dpopt.errors.LedgerProcessError`; the warning
+    keeps scikit-learn's model selection from turning the refusal silently into NaN scores.
+    """
+    try:
+        (ledger if ledger is not None else default_ledger()).check_process()
+    except LedgerProcessError:
+        warnings.warn(f"{who}: this fit runs in another process than its ledger, so it is refused (no fit, "
+                      "no charge); pass a dpopt.SQLiteLedger to share a budget across processes. Inside "
+                      "scikit-learn's model selection the refusal would otherwise be recorded as a NaN score: "
+                      "pass error_score='raise'", BudgetWarning, stacklevel=3)
+        raise
 
 
 def _with_unit(bound: float, order: float) -> float:
@@ -131,7 +203,7 @@ class DPEstimatorBase(BaseEstimator):
             raise ModelError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
         if self.unseen not in UNSEEN_POLICIES:
             raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {self.unseen!r}")
-        self._seed()
+        check_random_state_type(self.random_state)
         self._check_settings()
         return self._mechanisms[self.mechanism], dict(options or {})
 
@@ -140,16 +212,7 @@ class DPEstimatorBase(BaseEstimator):
 
     def _seed(self) -> int | None:
         """None (OS entropy) or a reproducible seed from ``random_state``."""
-        rs = self.random_state
-        if rs is None:
-            return None
-        if isinstance(rs, numbers.Integral) and not isinstance(rs, (bool, np.bool_)):
-            return int(rs)
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(2**31 - 1))
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(2**31 - 1))
-        raise ModelError(f"random_state must be None, an int, a RandomState or a Generator, got {rs!r}")
+        return seed_from(self.random_state)
 
     # ---- data -------------------------------------------------------------------------------
     @property
@@ -262,19 +325,55 @@ class DPEstimatorBase(BaseEstimator):
             Input that scikit-learn's validation or the encoding refuses (a wrong shape,
             NaN, ...), before any charge.
         """
-        mechanism_class, options = self._check_public()
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        features = self._features(X, reset=True)
-        D = self._design(features)
-        yv, y_bound = self._targets(y, D.shape[0])
-        n = D.shape[0]
-        delta = default_delta(n) if self.delta is None else float(self.delta)
-        mechanism = mechanism_class(self.epsilon, delta, ledger=self.ledger, **options)
-        problem = self._problem(self._dataset(D, yv, y_bound))
-        release = mechanism.run(problem, solver=self.solver, seed=self._seed())
+        self._check_public()
+        check_ledger_process(type(self).__name__, self.ledger)
+        mechanism, problem = self._mechanism_and_problem(self._encode(X, y))
+        try:
+            release = mechanism.run(problem, solver=self.solver, seed=self._seed())
+        except BudgetExceededError:
+            warn_budget(type(self).__name__)
+            raise
         self._store(release)
         return self
+
+    def _encode(self, X: Any, y: Any) -> Dataset:
+        """scikit-learn's input validation and the per-row encoding onto the declarations.
+
+        Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``); a refusal here
+        depends on the input's shape and types, never on its values, and charges nothing.
+        """
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        D = self._design(self._features(X, reset=True))
+        yv, y_bound = self._targets(y, D.shape[0])
+        return self._dataset(D, yv, y_bound)
+
+    def _mechanism_and_problem(self, data: Dataset, *, epsilon: float | None = None, delta: float | None = None,
+                               ledger: Ledger | None = None) -> tuple[Mechanism, Any]:
+        """The mechanism this estimator's settings build, and its problem on ``data``.
+
+        Public facts only (the settings, n): nothing is charged and no data value is read.
+
+        Parameters
+        ----------
+        data : Dataset
+            The encoded table (:meth:`_encode`).
+        epsilon, delta : float, optional
+            Override the estimator's budget (:class:`~dpopt.sklearn.DPSearchCV` builds every
+            candidate with the per-candidate budget); default the estimator's (δ None: 1/n²).
+        ledger : Ledger, optional
+            Override the estimator's ledger.
+
+        Returns
+        -------
+        (Mechanism, Problem)
+        """
+        mechanism_class, options = self._check_public()
+        eps = float(self.epsilon) if epsilon is None else float(epsilon)
+        if delta is None:
+            delta = default_delta(data.n) if self.delta is None else float(self.delta)
+        mechanism = mechanism_class(eps, delta, ledger=self.ledger if ledger is None else ledger, **options)
+        return mechanism, self._problem(data)
 
     def _store(self, release: Release) -> None:
         theta = np.asarray(release.theta, dtype=np.float64)

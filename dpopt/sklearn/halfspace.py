@@ -53,6 +53,13 @@ class DPHalfspaceClassifier(DPClassifierBase):
     intercept_ : ndarray of shape (1,)
     classes_ : ndarray of shape (2,)
     release_ : dpopt.Release
+
+    Notes
+    -----
+    As for :class:`~dpopt.sklearn.DPLogisticRegression`: ``score()`` and scikit-learn's
+    model-selection scores on private rows are exact, not private, and each fit costs (ε, δ).
+    :class:`~dpopt.sklearn.DPSearchCV` does not search this estimator (its problem is not
+    convex); choose its settings from public facts or spend budget on it knowingly.
     """
 
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {"rspm": RSPM, "opdisc": OPDisc}

@@ -112,6 +112,15 @@ class DPLogisticRegression(DPClassifierBase):
         The release of the fit (θ, guarantee, public parameters, feature names).
     n_features_in_, feature_names_in_
         As in scikit-learn.
+
+    Notes
+    -----
+    Only the release is private.  ``score()``, and scikit-learn's ``cross_val_score`` and
+    ``GridSearchCV`` scores on private rows, are exact, non-private statistics; each ``fit``
+    they run is one more charge of (ε, δ) (k-fold cross-validation: k·ε on the ledger, *and*
+    exact fold scores no ε covers).  Tune with :class:`~dpopt.sklearn.DPSearchCV` (one charge,
+    noisy scores).  A fit refused for budget warns (:class:`~dpopt.errors.BudgetWarning`):
+    give scikit-learn's model selection ``error_score="raise"``.
     """
 
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = CONVEX_MECHANISMS
@@ -172,6 +181,12 @@ class DPRidge(DPRegressorBase):
     coef_ : ndarray of shape (n_coefficients,)
     intercept_ : float
     release_ : dpopt.Release
+
+    Notes
+    -----
+    As for :class:`DPLogisticRegression`: ``score()`` and scikit-learn's model-selection scores
+    on private rows are exact, not private, and each fit costs (ε, δ); tune with
+    :class:`~dpopt.sklearn.DPSearchCV`.
     """
 
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = CONVEX_MECHANISMS
@@ -221,6 +236,12 @@ class DPLasso(DPRegressorBase):
     coef_ : ndarray of shape (n_coefficients,)
     intercept_ : float
     release_ : dpopt.Release
+
+    Notes
+    -----
+    As for :class:`DPLogisticRegression`: ``score()`` and scikit-learn's model-selection scores
+    on private rows are exact, not private, and each fit costs (ε, δ); tune with
+    :class:`~dpopt.sklearn.DPSearchCV`.
     """
 
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {

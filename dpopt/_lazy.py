@@ -1,0 +1,90 @@
+"""Lazy attributes of dpopt's namespace modules (PEP 562).
+
+A namespace (``dpopt``, ``dpopt.sets``, ``dpopt.backends``, ...) lists each public name and
+the module that defines it; :func:`attach` returns the module-level ``__getattr__`` and
+``__dir__`` that import that module the first time the name is read.  ``import dpopt``
+therefore loads no solver package, no numerical library beyond what a name needs, and no
+mechanism: ``dp.ObjectivePerturbation`` imports the mechanisms when it is first used.
+
+The objects are the defining modules' own (``dp.L2Ball is dpopt.modeling.sets.L2Ball``), so
+pickles, ``isinstance`` and ``repr`` are unchanged.  Each namespace also imports its names
+under ``typing.TYPE_CHECKING`` so that type checkers and IDEs see them;
+``tests/test_public_api.py`` checks that the three lists (those imports, ``__all__`` and the
+map given here) agree.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["attach"]
+
+
+def attach(
+    namespace: str,
+    exports: Mapping[str, str],
+    submodules: Iterable[str] = (),
+    moved: Mapping[str, str] | None = None,
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of the namespace module ``namespace``.
+
+    Parameters
+    ----------
+    namespace : str
+        The module's ``__name__``.
+    exports : mapping of str to str
+        Public name → the module that defines it under that name
+        (``{"L2Ball": "dpopt.modeling.sets"}`` reads ``dpopt.modeling.sets.L2Ball``).
+    submodules : iterable of str
+        Public names that are modules of the namespace itself (``"sets"`` is
+        ``dpopt.sets`` for the namespace ``dpopt``).
+    moved : mapping of str to str, optional
+        Former names of the namespace → where they are now (``{"VertexPolytope":
+        "dpopt.sets.VertexPolytope"}``): reading one raises AttributeError naming the new place.
+
+    Returns
+    -------
+    (__getattr__, __dir__)
+        ``__getattr__(name)`` imports the defining module on first use and caches the value
+        in the namespace (later reads are plain attribute reads).  A name that is neither
+        exported nor private falls back to the namespace's own module of that name
+        (``dp.mechanisms`` imports ``dpopt.mechanisms``, as a package attribute of a
+        submodule works after an eager import); otherwise AttributeError.  ``__dir__()``
+        lists the public names and the module's dunder attributes (``__version__``), not
+        the helpers the module imports for itself (``attach``, ``TYPE_CHECKING``).
+    """
+    targets = dict(exports)
+    own = frozenset(submodules)
+    former = dict(moved or {})
+
+    def __getattr__(name: str) -> Any:
+        if name in former:
+            raise AttributeError(f"module {namespace!r} has no attribute {name!r}: it is {former[name]}")
+        if name in targets:
+            value = getattr(importlib.import_module(targets[name]), name)
+        elif name in own or not name.startswith("_"):
+            value = _submodule(namespace, name)
+        else:
+            raise AttributeError(f"module {namespace!r} has no attribute {name!r}")
+        setattr(sys.modules[namespace], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        dunders = (n for n in vars(sys.modules[namespace]) if n.startswith("__"))
+        return sorted({*dunders, *targets, *own})
+
+    return __getattr__, __dir__
+
+
+def _submodule(namespace: str, name: str) -> Any:
+    """The module ``namespace.name``; AttributeError when there is no such module."""
+    fullname = f"{namespace}.{name}"
+    try:
+        return importlib.import_module(fullname)
+    except ModuleNotFoundError as exc:
+        if exc.name != fullname:  # the module exists but one of its own imports is missing
+            raise
+        raise AttributeError(f"module {namespace!r} has no attribute {name!r}") from None

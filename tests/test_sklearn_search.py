@@ -1,0 +1,205 @@
+"""dpopt.sklearn.DPSearchCV: private model selection in scikit-learn's idiom.
+
+What users rely on: one charge of the stated (ε, δ) per search; every mistake refused before
+the charge with one line; the fitted search exposes the selected candidate's release (no
+second charge) and only noisy or public numbers — on neighbouring tables, everything but the
+noisy outputs is the same."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.base import clone  # noqa: E402
+
+import dpopt as dp  # noqa: E402
+from dpopt.errors import BudgetExceededError, BudgetWarning, MechanismError, ModelError  # noqa: E402
+from dpopt.mechanisms.selection import accuracy_count  # noqa: E402
+from dpopt.sklearn import DPHalfspaceClassifier, DPLasso, DPLogisticRegression, DPRidge, DPSearchCV  # noqa: E402
+
+
+def table(n: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) + 0.3 * rng.normal(size=n) > 0, "yes", "no")
+    return X, y
+
+
+def logistic(**kwargs) -> DPLogisticRegression:
+    return DPLogisticRegression(x_bound=2.0, classes=["no", "yes"], **kwargs)
+
+
+GRID = {"alpha": [1e-3, 1e-2, 1e-1]}
+
+
+@pytest.mark.parametrize("stopping, delta, estimator", [
+    ("liu-talwar", 0.0, logistic()),
+    ("papernot-steinke", 1e-6, logistic(mechanism="output-perturbation", mechanism_options={"noise": "gaussian"})),
+])
+def test_one_charge_of_the_stated_budget_per_fit(stopping, delta, estimator):
+    X, y = table()
+    ledger = dp.Ledger()
+    grid = {"alpha": [1e-2, 1e-1]}
+    search = DPSearchCV(estimator, grid, epsilon=1.0, delta=delta, stopping=stopping, ledger=ledger,
+                        random_state=0).fit(X, y)
+    assert [(c.epsilon, c.delta, c.mechanism) for c in ledger.charges] == [(1.0, delta, "PrivateSelection")]
+    assert (search.release_.epsilon, search.release_.delta) == (1.0, delta)
+    assert estimator.ledger is None  # the estimator's own (default) ledger is not used for candidates
+    search.fit(X, y)
+    assert len(ledger.charges) == 2 and ledger.spent == pytest.approx((2.0, 2 * delta))
+
+
+def test_best_estimator_is_the_selected_release_without_a_second_charge():
+    X, y = table()
+    ledger = dp.Ledger()
+    search = DPSearchCV(logistic(), GRID, epsilon=2.0, ledger=ledger, random_state=1).fit(X, y)
+    best, release = search.best_estimator_, search.release_
+    assert best.release_ is release and len(ledger.charges) == 1
+    np.testing.assert_array_equal(np.append(best.coef_.ravel(), best.intercept_), release.theta)
+    assert search.best_params_ == search.cv_results_["params"][search.best_index_] == release.parameters["selected"]
+    assert best.get_params()["alpha"] == search.best_params_["alpha"]
+    assert np.array_equal(search.predict(X), best.predict(X))
+    assert np.array_equal(search.decision_function(X), best.decision_function(X))
+    assert np.allclose(search.predict_proba(X).sum(axis=1), 1.0)
+    assert search.classes_.tolist() == ["no", "yes"] and search.n_features_in_ == 3
+    assert len(ledger.charges) == 1  # predicting costs nothing
+
+
+def test_scores_are_noisy_and_results_hold_params_only():
+    """best_score_ is the selected run's noisy accuracy: it differs from the exact accuracy of the
+    released θ, by noise of the declared Laplace scale; cv_results_ has no score at all."""
+    X, y = table(n=300)
+    gaps = []
+    for seed in range(8):
+        search = DPSearchCV(logistic(), GRID, epsilon=3.0, ledger=dp.Ledger(), random_state=seed).fit(X, y)
+        assert set(search.cv_results_) == {"params", "param_alpha"}
+        design = np.hstack([X, np.ones((len(X), 1))])  # ‖x‖ ≤ √3 < x_bound: the estimator's design, unclipped
+        data = dp.Dataset(design, np.where(y == "yes", 1.0, -1.0), x_bound=3.0)
+        exact = accuracy_count(search.release_.theta, data) / len(X)
+        gaps.append(search.best_score_ - exact)
+    scale = search.release_.parameters["score_noise_scale"] / len(X)
+    assert all(g != 0.0 for g in gaps)
+    assert np.std(gaps) > 0.1 * scale  # the noise is there, at the declared scale's order
+    assert np.max(np.abs(gaps)) < 40 * scale
+
+
+def _public_view(search: DPSearchCV, ledger: dp.Ledger) -> dict:
+    """Everything a search exposes except its noisy outputs (θ, the choice, the noisy score)."""
+    noisy = {"release_", "best_estimator_", "best_params_", "best_index_", "best_score_"}
+    view = {k: v for k, v in vars(search).items() if k.endswith("_") and k not in noisy}
+    view = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in view.items()}
+    release = search.release_
+    view["release"] = (release.epsilon, release.delta, release.mechanism, release.problem, release.notes,
+                       release.private, release.feature_names,
+                       {k: v for k, v in release.parameters.items() if not k.startswith(("selected", "noisy_"))})
+    view["charges"] = [(c.epsilon, c.delta, c.label, c.mechanism, c.released) for c in ledger.charges]
+    view["attributes"] = sorted(vars(search))
+    view["params"] = {k: v for k, v in search.get_params(deep=True).items() if k not in ("estimator", "ledger")}
+    view["estimator"] = sorted(vars(search.estimator))  # the user's estimator is not fitted
+    return view
+
+
+class LeakyExactScores(DPSearchCV):
+    """Mutant: publishes the exact accuracy of each candidate (what GridSearchCV does)."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        exact = [float(np.mean(clone(self.best_estimator_).set_params(**p, ledger=dp.Ledger(), epsilon=1e3,
+                                                                      random_state=0).fit(X, y).predict(X) == y))
+                 for p in self.cv_results_["params"]]
+        self.cv_results_["mean_test_score"] = exact
+        return self
+
+
+@pytest.mark.parametrize("cls, same", [(DPSearchCV, True), (LeakyExactScores, False)])
+def test_neighbouring_tables_give_the_same_public_view(cls, same):
+    """Replace one row (its label flipped): with the same seed, everything but the noisy outputs
+    is identical.  The mutant that publishes exact scores is caught by the same comparison."""
+    X, y = table(n=120)
+    y2 = y.copy()
+    y2[0] = "yes" if y[0] == "no" else "no"
+    views, thetas = [], []
+    for labels in (y, y2):
+        ledger = dp.Ledger()
+        search = cls(logistic(), GRID, epsilon=1.0, ledger=ledger, random_state=3).fit(X, labels)
+        views.append(_public_view(search, ledger))
+        thetas.append(search.release_.theta)
+    assert (views[0] == views[1]) is same
+    assert not np.array_equal(thetas[0], thetas[1])  # the data was read: the release moved
+
+
+def test_regressors_are_searched_with_a_clipped_error_score():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    y = X @ np.array([0.8, -0.5, 0.0]) + 0.3
+    ledger = dp.Ledger()
+    for est in (DPRidge(x_bound=2.0, y_bound=2.0, radius=2.0, solver="clarabel"),
+                DPLasso(x_bound=1.0, y_bound=2.0, radius=2.0)):
+        search = DPSearchCV(est, {"radius": [0.5, 2.0]}, epsilon=5.0, ledger=ledger, random_state=0).fit(X, y)
+        assert search.release_.parameters["score_sensitivity"] == pytest.approx(4.0)  # 2·y_bound
+        assert search.best_score_ < 0 and search.predict(X).shape == (300,)
+        assert not hasattr(search, "decision_function") and not hasattr(search, "predict_proba")
+    assert len(ledger.charges) == 2
+
+
+def test_grids_take_scikit_learns_forms():
+    """A dict, a list of dicts, arrays of values: expanded as GridSearchCV's param_grid."""
+    X, y = table(n=80)
+    grid = [{"alpha": np.array([0.01, 0.1])}, {"mechanism": ["output-perturbation"], "alpha": [1.0]}]
+    search = DPSearchCV(logistic(), grid, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert search.cv_results_["params"] == [{"alpha": 0.01}, {"alpha": 0.1},
+                                            {"alpha": 1.0, "mechanism": "output-perturbation"}]
+    assert search.cv_results_["param_mechanism"] == [None, None, "output-perturbation"]
+    assert search.release_.parameters["n_candidates"] == 3
+
+
+@pytest.mark.parametrize("estimator, grid, kwargs, error, match", [
+    (logistic(), {"alpah": [0.1]}, {}, ModelError, "did you mean 'alpha'"),
+    (logistic(), {}, {}, ModelError, "empty"),
+    (logistic(), [], {}, ModelError, "empty"),
+    (logistic(), {"alpha": []}, {}, ModelError, "non-empty"),
+    (logistic(), {"epsilon": [0.5, 1.0]}, {}, ModelError, "per-candidate budget"),
+    (logistic(), {"x_bound": [1.0, 2.0]}, {}, ModelError, "encoded"),
+    (logistic(), {"solver": ["scipy", "clarabel"]}, {}, ModelError, "shared"),
+    (logistic(), {"alpha": [0.1, -1.0]}, {}, ModelError, "candidate 1"),
+    (logistic(), {"alpha": [0.1, float("nan")]}, {}, MechanismError, "finite"),
+    (logistic(), {"mechanism": ["objective-perturbation", "dp-gd"]}, {}, MechanismError, "candidate 1"),
+    (logistic(), GRID, {"delta": 1e-6}, dp.errors.PrivacyParameterError, "pure"),
+    (logistic(), GRID, {"stopping": "papernot-steinke", "delta": 1e-6}, MechanismError, "Gaussian"),
+    (logistic(), GRID, {"random_state": "seed"}, ModelError, "random_state"),
+    (logistic(), GRID, {"score_sensitivity": 1.0}, ModelError, "scoring"),
+    (DPHalfspaceClassifier(schema=dp.Schema({"a": dp.Numeric(-1, 1, grid=1)})), {"grid_step": [1.0]}, {},
+     ModelError, "convex"),
+    ("LogisticRegression", GRID, {}, ModelError, "dpopt.sklearn estimator"),
+])
+def test_mistakes_are_refused_in_one_line_before_the_charge(estimator, grid, kwargs, error, match):
+    X, y = table(n=60)
+    ledger = dp.Ledger()
+    with pytest.raises(error, match=match) as err:
+        DPSearchCV(estimator, grid, ledger=ledger, **kwargs).fit(X, y)
+    assert ledger.charges == () and "\n" not in str(err.value)
+
+
+def test_an_exhausted_budget_warns_and_raises():
+    X, y = table(n=60)
+    ledger = dp.Ledger(epsilon_budget=1.0)
+    search = DPSearchCV(logistic(), GRID, epsilon=1.0, ledger=ledger, random_state=0).fit(X, y)
+    with pytest.warns(BudgetWarning, match="error_score='raise'"), pytest.raises(BudgetExceededError):
+        search.fit(X, y)
+    assert len(ledger.charges) == 1
+
+
+def test_clone_and_params_follow_scikit_learn():
+    ledger = dp.Ledger()
+    search = DPSearchCV(logistic(), GRID, epsilon=0.5, ledger=ledger)
+    twin = clone(search)
+    assert twin.ledger is ledger and twin.get_params()["estimator__alpha"] == 0.0
+    twin.set_params(estimator__alpha=0.5, epsilon=0.25)
+    assert twin.estimator.alpha == 0.5 and twin.epsilon == 0.25 and search.epsilon == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "best_estimator_" not in vars(twin)
