@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dpopt import plugins
 from dpopt._lazy import attach
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it (tool.setuptools.dynamic)
@@ -40,13 +41,14 @@ if TYPE_CHECKING:
     from dpopt.backends.result import Limit
     from dpopt.mechanisms.base import Mechanism, default_ledger
     from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
-    from dpopt.mechanisms.frank_wolfe import GaussianFrankWolfe, PolytopeFrankWolfe
+    from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe
     from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
     from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
     from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
     from dpopt.mechanisms.opdisc import OPDisc
     from dpopt.mechanisms.opsamp import OPSamp
     from dpopt.mechanisms.output_perturbation import OutputPerturbation
+    from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
     from dpopt.mechanisms.release import Release
     from dpopt.mechanisms.rspm import RSPM
     from dpopt.mechanisms.selection import PrivateSelection
@@ -130,8 +132,8 @@ _EXPORTS = {
     "Mechanism": "dpopt.mechanisms.base",
     "default_ledger": "dpopt.mechanisms.base",
     "DualFrankWolfe": "dpopt.mechanisms.dual_frank_wolfe",
-    "GaussianFrankWolfe": "dpopt.mechanisms.frank_wolfe",
-    "PolytopeFrankWolfe": "dpopt.mechanisms.frank_wolfe",
+    "GaussianFrankWolfe": "dpopt.mechanisms.gaussian_frank_wolfe",
+    "PolytopeFrankWolfe": "dpopt.mechanisms.polytope_frank_wolfe",
     "DPSGD": "dpopt.mechanisms.gradient_descent",
     "DPGradientDescent": "dpopt.mechanisms.gradient_descent",
     "PrivateMirrorDescent": "dpopt.mechanisms.mirror_descent",
@@ -193,3 +195,20 @@ __getattr__, __dir__ = attach(
     __name__, _EXPORTS, submodules=("backends", "errors", "losses", "potentials", "sets", "submodular"),
     moved=_MOVED,
 )
+
+
+def _polytope_solver() -> None:
+    import dpopt.backends.lp  # noqa: F401 - installs the HiGHS polytope solver
+
+
+def _submodular_dual_lp() -> None:
+    import dpopt.numerics.submodular_lp  # noqa: F401 - installs the cutting-plane program
+
+
+def _qnorm_weights() -> None:
+    import dpopt.compile.qnorm_weights  # noqa: F401 - installs the SLSQP weight solver
+
+
+plugins.on_first_use(plugins.POLYTOPE_SOLVER, _polytope_solver)
+plugins.on_first_use(plugins.SUBMODULAR_DUAL_LP, _submodular_dual_lp)
+plugins.on_first_use(plugins.QNORM_WEIGHTS, _qnorm_weights)

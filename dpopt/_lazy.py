@@ -9,7 +9,7 @@ mechanism: ``dp.ObjectivePerturbation`` imports the mechanisms when it is first 
 The objects are the defining modules' own (``dp.L2Ball is dpopt.modeling.sets.L2Ball``), so
 pickles, ``isinstance`` and ``repr`` are unchanged.  Each namespace also imports its names
 under ``typing.TYPE_CHECKING`` so that type checkers and IDEs see them;
-``tests/test_public_api.py`` checks that the three lists (those imports, ``__all__`` and the
+``tests/unit/test_public_api.py`` checks that the three lists (those imports, ``__all__`` and the
 map given here) agree.
 """
 

@@ -3,11 +3,45 @@
 Every error derives from :class:`DpoptError` and from the built-in type a user
 would expect (``ValueError``, ``ImportError``, ...), so ``except ValueError``
 keeps working.  Messages name shapes, settings and bounds, never data values.
+
+Every exception class of dpopt is defined here (``tests/unit/test_layers.py`` checks it), also
+the signals of dpopt's own tools, which are control flow rather than user errors and derive
+from ``Exception`` only: :class:`AfterCharge` and :class:`ScriptFailure` (the command line)
+and :class:`ChargeReached` (the harness of :mod:`dpopt.testing.declarations`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+__all__ = [
+    "AfterCharge",
+    "BackendCapabilityError",
+    "BackendUnavailableError",
+    "BudgetExceededError",
+    "BudgetWarning",
+    "ChargeReached",
+    "CliUsageError",
+    "DataError",
+    "DpoptError",
+    "ExecutorError",
+    "InvalidParameterError",
+    "LedgerError",
+    "LedgerProcessError",
+    "MechanismError",
+    "ModelError",
+    "ModelScriptError",
+    "PrivacyParameterError",
+    "ScriptFailure",
+    "SolverError",
+    "SolverOptionError",
+    "UncertifiedOracleError",
+    "UnknownBenchmarkError",
+    "UnknownSolverError",
+    "WeakGuaranteeWarning",
+]
 
 
 class DpoptError(Exception):
@@ -102,3 +136,55 @@ class BudgetWarning(UserWarning):
 class WeakGuaranteeWarning(UserWarning):
     """(ε, δ) valid but too weak to protect anyone: ε above 10, or δ ≥ 1/n
     (:mod:`dpopt.privacy.strength`).  The run goes on; the warning is raised before the charge."""
+
+
+# -- mechanism settings, solver profiles, benchmarks, the command line, the test harness --
+
+
+class InvalidParameterError(MechanismError, PrivacyParameterError):
+    """A mechanism setting of the wrong type or out of range (raised before anything is charged)."""
+
+
+class SolverOptionError(ModelError):
+    """A solver profile's ``[options]`` entry that the solver does not know or cannot take."""
+
+
+class UnknownBenchmarkError(DpoptError, KeyError):
+    """A benchmark name that is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the sentence readable
+        return str(self.args[0]) if self.args else ""
+
+
+class CliUsageError(ModelError):
+    """A command-line value that ``dpopt solve`` refuses before anything is charged."""
+
+
+class ModelScriptError(ModelError):
+    """A model script is missing, malformed, or breaks the parameter contract."""
+
+
+class ScriptFailure(Exception):
+    """User code in a model script raised a non-dpopt exception.
+
+    The original exception is ``__cause__``; the CLI prints its traceback.
+    """
+
+    def __init__(self, path: Path, stage: str) -> None:
+        super().__init__(f"model script {path.name} raised an exception while {stage}")
+        self.path = path
+        self.stage = stage
+
+
+class AfterCharge(Exception):
+    """A run that failed after the ledger was charged (the record is written); exit 1."""
+
+
+class ChargeReached(Exception):  # noqa: N818 — a signal, not an error
+    """Raised by :class:`~dpopt.testing.declarations.StopAtCharge` where a run would be charged; holds the charge."""
+
+    def __init__(self, epsilon: float, delta: float, label: str, mechanism: str,
+                 parameters: Mapping[str, Any] | None) -> None:
+        super().__init__("the run reached its charge")
+        self.charge = {"epsilon": epsilon, "delta": delta, "label": label, "mechanism": mechanism,
+                       "parameters": dict(parameters or {})}

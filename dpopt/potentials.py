@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from dpopt._lazy import attach
 
 if TYPE_CHECKING:
-    from dpopt.modeling.potentials import (
+    from dpopt.numerics.potentials import (
         EntropyPotential,
         EuclideanPotential,
         GroupL1Potential,
@@ -32,12 +32,12 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "EntropyPotential": "dpopt.modeling.potentials",
-    "EuclideanPotential": "dpopt.modeling.potentials",
-    "GroupL1Potential": "dpopt.modeling.potentials",
-    "NuclearPotential": "dpopt.modeling.potentials",
-    "Potential": "dpopt.modeling.potentials",
-    "QNormPotential": "dpopt.modeling.potentials",
+    "EntropyPotential": "dpopt.numerics.potentials",
+    "EuclideanPotential": "dpopt.numerics.potentials",
+    "GroupL1Potential": "dpopt.numerics.potentials",
+    "NuclearPotential": "dpopt.numerics.potentials",
+    "Potential": "dpopt.numerics.potentials",
+    "QNormPotential": "dpopt.numerics.potentials",
 }
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING
 from dpopt._lazy import attach
 
 if TYPE_CHECKING:
+    from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth
     from dpopt.modeling.sets import (
         Box,
-        ConstraintSet,
-        GaussianWidth,
         L1Ball,
         L2Ball,
         LinfBall,
@@ -50,8 +49,8 @@ __all__ = [
 
 _EXPORTS = {
     "Box": "dpopt.modeling.sets",
-    "ConstraintSet": "dpopt.modeling.sets",
-    "GaussianWidth": "dpopt.modeling.sets",
+    "ConstraintSet": "dpopt.modeling.constraint_set",
+    "GaussianWidth": "dpopt.modeling.constraint_set",
     "L1Ball": "dpopt.modeling.sets",
     "L2Ball": "dpopt.modeling.sets",
     "LinfBall": "dpopt.modeling.sets",

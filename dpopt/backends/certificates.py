@@ -7,7 +7,7 @@ typed, one class per problem family:
 
 :class:`ConvexCheck`
     The gradient-mapping certificate of a strongly convex (perturbed) problem
-    (:func:`dpopt.modeling.prox.certify`): a proven bound on ‖x⁺ − θ*‖₂ against the
+    (:func:`dpopt.numerics.certificates.certify`): a proven bound on ‖x⁺ − θ*‖₂ against the
     tolerance the mechanism's analysis allows.  Set by the convex mechanisms.
 :class:`GridCheck`
     The discrete mechanisms' verdict (:mod:`dpopt.mechanisms.discrete_base`): the point lies
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from dpopt.modeling.prox import Certificate
+    from dpopt.numerics.prox import Certificate
 
 __all__ = ["Check", "ConvexCheck", "CpSatCheck", "DiscreteCheck", "GridCheck", "VerifierCheck", "json_value"]
 
@@ -114,7 +114,7 @@ class ConvexCheck(Check):
 
     @classmethod
     def from_certificate(cls, cert: Certificate, tolerance: float) -> ConvexCheck:
-        """The record of :func:`dpopt.modeling.prox.certify`'s certificate against ``tolerance``."""
+        """The record of :func:`dpopt.numerics.certificates.certify`'s certificate against ``tolerance``."""
         return cls(distance_bound=float(cert.distance_bound), gradient_mapping_norm=float(cert.gradient_mapping_norm),
                    strong_convexity=float(cert.strong_convexity), smoothness=float(cert.smoothness),
                    tolerance=float(tolerance))

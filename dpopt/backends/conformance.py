@@ -36,11 +36,11 @@ from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind, brute_for
 from dpopt.modeling.domains import IntegerGrid
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.prox import certify
 from dpopt.modeling.regularizers import L1Norm, L2Squared
 from dpopt.modeling.schema import Numeric, Schema
 from dpopt.modeling.variable import Variable
 from dpopt.modeling.zero_one import ZeroOneLoss
+from dpopt.numerics.certificates import certify
 
 #: distance to the exact optimum a conforming backend must reach on the canonical cases
 DISTANCE_TOLERANCE = 1e-4

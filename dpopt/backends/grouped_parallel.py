@@ -6,7 +6,7 @@ independent HiGHS solves run as tasks of a :class:`~dpopt.executors.Executor`:
 1. *LP pass*: the enumerated points are cut into contiguous chunks in their enumeration
    order; one task per chunk solves the LP relaxations of its points on one HiGHS instance
    (warm-started from point to point, as in the sequential pass) and returns their lower
-   bounds LB(k_S) and, for the :data:`~dpopt.backends.highs_grouped.HEURISTIC_POINTS`
+   bounds LB(k_S) and, for the :data:`~dpopt.backends.grouped_points.HEURISTIC_POINTS`
    smallest bounds of the chunk, the rounded LP optima k_C.  The points with the globally
    smallest bounds are among them.
 2. *Incumbent*: the local search of :mod:`dpopt.compile.grouped_search` from those rounded
@@ -53,11 +53,11 @@ from typing import Any
 
 import numpy as np
 
-from dpopt.backends.highs_grouped import (
+from dpopt.backends.grouped_points import (
     HEURISTIC_POINTS,
-    _load_point,
-    _new_highs,
-    _Search,
+    GroupedSearch,
+    load_point,
+    new_highs,
     next_point,
     seed_incumbent,
 )
@@ -98,7 +98,7 @@ def _worker(handle: Shared, call: str, eta: np.ndarray | None,
     key = (handle.token, call)
     state: _WorkerState | None = getattr(_local, "state", None)
     if state is None or state.key != key:  # a new oracle call: nothing carries over
-        state = _WorkerState(key, _new_highs(prog, options), prog.problem.with_eta(eta))
+        state = _WorkerState(key, new_highs(prog, options), prog.problem.with_eta(eta))
         _local.state = state
     return prog, state
 
@@ -146,7 +146,7 @@ def lp_chunk(handle: Shared, call: str, eta: np.ndarray | None, options: SolveOp
         if deadline is not None and time.perf_counter() >= deadline:
             expired = True
             break
-        const = _load_point(h, prog, state.problem, prog.points[i])
+        const = load_point(h, prog, state.problem, prog.points[i])
         h.run()
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kOptimal:
@@ -176,7 +176,7 @@ def mip_point(handle: Shared, call: str, eta: np.ndarray | None, options: SolveO
     h = state.highs
     _set_mode(state, False)
     ks = prog.points[i]
-    const = _load_point(h, prog, state.problem, ks)
+    const = load_point(h, prog, state.problem, ks)
     h.setOptionValue("objective_bound", (cutoff - const) if math.isfinite(cutoff) else highspy.kHighsInf)
     _set_time(h, seconds)
     h.run()
@@ -202,7 +202,7 @@ def mip_point(handle: Shared, call: str, eta: np.ndarray | None, options: SolveO
 
 
 def parallel_search(prog: GroupedProgram, problem: DiscreteProblem, options: SolveOptions, deadline: float | None,
-                    executor: Executor, bar: Tracker = OFF) -> _Search:
+                    executor: Executor, bar: Tracker = OFF) -> GroupedSearch:
     """The grouped oracle's search for ``problem`` (η set) on ``executor``'s workers.
 
     Parameters
@@ -219,7 +219,7 @@ def parallel_search(prog: GroupedProgram, problem: DiscreteProblem, options: Sol
 
     Returns
     -------
-    _Search
+    GroupedSearch
         The state the backend's certificate (``_result``) reads.
     """
     eta = problem.eta
@@ -228,7 +228,7 @@ def parallel_search(prog: GroupedProgram, problem: DiscreteProblem, options: Sol
     handle = _share(executor, prog)
     call = uuid.uuid4().hex
     points = prog.points.shape[0]
-    search = _Search(problem=problem, bounds=np.full(points, -np.inf), finished=np.zeros(points, dtype=bool))
+    search = GroupedSearch(problem=problem, bounds=np.full(points, -np.inf), finished=np.zeros(points, dtype=bool))
     k_c = _lp_pass(prog, search, executor, handle, call, eta, options, deadline, bar)
     if search.limit is not None:
         return search
@@ -261,7 +261,7 @@ def _left(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.perf_counter()
 
 
-def _lp_pass(prog: GroupedProgram, search: _Search, executor: Executor, handle: Shared, call: str,
+def _lp_pass(prog: GroupedProgram, search: GroupedSearch, executor: Executor, handle: Shared, call: str,
              eta: np.ndarray | None, options: SolveOptions, deadline: float | None,
              bar: Tracker) -> dict[int, np.ndarray]:
     points = prog.points.shape[0]
@@ -287,7 +287,7 @@ def _lp_pass(prog: GroupedProgram, search: _Search, executor: Executor, handle: 
     return k_c
 
 
-def _mip_pass(search: _Search, order: np.ndarray, executor: Executor, handle: Shared, call: str,
+def _mip_pass(search: GroupedSearch, order: np.ndarray, executor: Executor, handle: Shared, call: str,
               eta: np.ndarray | None, options: SolveOptions, deadline: float | None, bar: Tracker) -> None:
     queue = iter(order.tolist())
     in_flight: dict[Any, tuple[int, float]] = {}
@@ -316,7 +316,7 @@ def _mip_pass(search: _Search, order: np.ndarray, executor: Executor, handle: Sh
         f.cancel()
 
 
-def _apply(search: _Search, i: int, cutoff: float, out: dict[str, Any], options: SolveOptions) -> None:
+def _apply(search: GroupedSearch, i: int, cutoff: float, out: dict[str, Any], options: SolveOptions) -> None:
     """Record a finished point MIP exactly as the sequential ``_solve_point`` does."""
     search.mips += 1
     value, has_point = out["value"], out["k"] is not None

@@ -42,42 +42,36 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import DiscreteCheck
+from dpopt.backends.grouped_points import (
+    HEURISTIC_POINTS,
+    GroupedSearch,
+    load_point,
+    new_highs,
+    next_point,
+    seed_incumbent,
+)
 from dpopt.backends.highs import (
-    BASE_OPTIONS,
-    DEFAULT_THREADS,
     GAP_TOLERANCE,
     OBJECTIVE_TOLERANCE,
     check_discrete,
     highspy_version,
     point_recheck,
     recheck_notes,
-    set_threads,
 )
 from dpopt.backends.registry import register
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
-from dpopt.compile.grouped_search import GroupedObjective, local_search, repair
 from dpopt.compile.mip_grouped import GroupedProgram, compile_grouped
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.executors import current_executor
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.progress import OFF, Tracker, track
-
-#: points whose LP optima seed the local search
-HEURISTIC_POINTS = 10
-#: relative margin above the incumbent an LP bound needs to prune a point without a MIP
-PRUNE_MARGIN = 1e-6
-#: LP tolerances of every solve (tighter than HiGHS's defaults of 1e-7: the LP values prune)
-LP_OPTIONS: dict[str, Any] = {"dual_feasibility_tolerance": 1e-9}
-#: options of ``extra`` this backend reads itself (the rest go to HiGHS)
-OWN_OPTIONS = ("enumerate",)
 
 
 @dataclass
@@ -86,21 +80,6 @@ class GroupedPrepared:
 
     program: GroupedProgram
     enumerate: Any = "auto"
-
-
-@dataclass
-class _Search:
-    """State of one oracle call (one η)."""
-
-    problem: DiscreteProblem
-    incumbent: float = math.inf
-    best_k: np.ndarray | None = None
-    bounds: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    finished: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    mips: int = 0
-    pruned: int = 0
-    limit: Limit | None = None
-    failure: str | None = None
 
 
 class HighsGroupedBackend(Backend[GroupedPrepared]):
@@ -152,7 +131,7 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
                     parallel_search,  # it imports this module
                 )
 
-                executor = current_executor()  # the run's, from its arguments (issue 14); never in the result
+                executor = current_executor()  # the run's, from its arguments; never in the result
                 if executor.workers > 1:
                     search = parallel_search(prog, problem, options, deadline, executor, bar)
                 else:
@@ -168,11 +147,11 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
 
     # ---- the search -----------------------------------------------------------------
     def _search(self, prog: GroupedProgram, problem: DiscreteProblem, options: SolveOptions,
-                deadline: float | None, bar: Tracker = OFF) -> _Search:
+                deadline: float | None, bar: Tracker = OFF) -> GroupedSearch:
         import highspy
 
-        h = _new_highs(prog, options)
-        search = _Search(problem=problem, bounds=np.full(prog.points.shape[0], -np.inf),
+        h = new_highs(prog, options)
+        search = GroupedSearch(problem=problem, bounds=np.full(prog.points.shape[0], -np.inf),
                          finished=np.zeros(prog.points.shape[0], dtype=bool))
         h.setOptionValue("solve_relaxation", True)
         lp_solutions: dict[int, np.ndarray] = {}
@@ -181,7 +160,7 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
             if _expired(deadline):
                 search.limit = Limit.TIME
                 return search
-            const = _load_point(h, prog, problem, ks)
+            const = load_point(h, prog, problem, ks)
             h.run()
             status = h.getModelStatus()
             if status == highspy.HighsModelStatus.kOptimal:
@@ -205,13 +184,13 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
                 return search
         return search
 
-    def _solve_point(self, h: Any, prog: GroupedProgram, problem: DiscreteProblem, search: _Search, i: int,
+    def _solve_point(self, h: Any, prog: GroupedProgram, problem: DiscreteProblem, search: GroupedSearch, i: int,
                      deadline: float | None, options: SolveOptions) -> None:
         """Branch and cut on point ``i`` with the incumbent as cutoff; updates ``search``."""
         import highspy
 
         ks = prog.points[i]
-        const = _load_point(h, prog, problem, ks)
+        const = load_point(h, prog, problem, ks)
         cutoff = search.incumbent
         h.setOptionValue("objective_bound", (cutoff - const) if math.isfinite(cutoff) else highspy.kHighsInf)
         if deadline is not None:
@@ -236,7 +215,7 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
             search.failure = h.modelStatusToString(status)
 
     # ---- the certificate --------------------------------------------------------------
-    def _result(self, prog: GroupedProgram, search: _Search, elapsed: float, version: str) -> OracleResult:
+    def _result(self, prog: GroupedProgram, search: GroupedSearch, elapsed: float, version: str) -> OracleResult:
         problem = search.problem
         primal = search.incumbent
         all_done = bool(search.finished.all())
@@ -277,81 +256,8 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
         )
 
 
-def seed_incumbent(prog: GroupedProgram, problem: DiscreteProblem, search: _Search, order: np.ndarray,
-                   k_c: dict[int, np.ndarray]) -> None:
-    """The incumbent heuristic: local search from the rounded LP optima ``k_c`` (by point index) of
-    the :data:`HEURISTIC_POINTS` points with the smallest LP bounds; updates ``search``."""
-    for i in order[:HEURISTIC_POINTS]:
-        if int(i) not in k_c:
-            continue
-        ks = prog.points[i]
-        costs, z_upper, const = prog.costs(problem, ks)
-        t_s = int(ks @ ks)
-        objective = GroupedObjective(prog, costs, z_upper, const, t_s)
-        k, value = local_search(objective, repair(prog, k_c[int(i)], t_s))
-        if value < search.incumbent:
-            search.incumbent, search.best_k = value, prog.point(ks, k)
-
-
-def next_point(search: _Search, queue: Iterator[int], bar: Tracker) -> int | None:
-    """The next point of ``queue`` (LP order) that needs a MIP, pruning on the way the points the
-    incumbent settles (an LP bound at least the prune margin above it)."""
-    for i in queue:
-        bar.advance(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
-        if search.finished[i]:
-            continue
-        if search.bounds[i] >= search.incumbent + _prune_margin(search.incumbent):
-            search.finished[i] = True
-            search.pruned += 1
-            continue
-        return int(i)
-    return None
-
-
-def _prune_margin(value: float) -> float:
-    """How far above the incumbent an LP bound must be to prune its point.
-
-    The LP value is a lower bound only up to HiGHS's feasibility tolerances; the margin
-    keeps a point whose optimum might tie the incumbent within them in the MIP pass."""
-    return PRUNE_MARGIN * max(1.0, abs(value)) if math.isfinite(value) else 0.0
-
-
 def _expired(deadline: float | None) -> bool:
     return deadline is not None and time.perf_counter() >= deadline
-
-
-def _new_highs(prog: GroupedProgram, options: SolveOptions) -> Any:
-    """A fresh HiGHS instance holding the per-point MIP's structure (zero costs)."""
-    import highspy
-
-    set_threads(options.threads)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    for key, value in {**BASE_OPTIONS, **LP_OPTIONS}.items():
-        h.setOptionValue(key, value)
-    h.setOptionValue("threads", int(options.threads) if options.threads is not None else DEFAULT_THREADS)
-    h.setOptionValue("random_seed", int(options.seed))
-    if options.max_iterations is not None:
-        h.setOptionValue("mip_max_nodes", int(options.max_iterations))
-    for key, value in options.extra.items():
-        if key not in OWN_OPTIONS:
-            h.setOptionValue(key, value)
-    n = prog.n_columns
-    h.addVars(n, np.zeros(n), np.ones(n))
-    rows = prog.rows
-    h.addRows(rows.rhs.size, rows.rhs, rows.rhs, rows.index.size, rows.starts[:-1], rows.index, rows.value)
-    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
-    return h
-
-
-def _load_point(h: Any, prog: GroupedProgram, problem: DiscreteProblem, ks: np.ndarray) -> float:
-    """Put the costs and z bounds of point ``ks`` into ``h``; returns the objective constant."""
-    costs, z_upper, const = prog.costs(problem, ks)
-    n = prog.n_columns
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), costs)
-    z = np.arange(prog.n_u + prog.n_v, n, dtype=np.int32)
-    h.changeColsBounds(z.size, z, np.zeros(z.size), z_upper)
-    return const
 
 
 register("highs-grouped", HighsGroupedBackend)

@@ -43,13 +43,12 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dpopt.errors import ModelError
+from dpopt.errors import SolverOptionError
 
-__all__ = ["SolverOptionError", "check_solver_options", "suggest"]
-
-
-class SolverOptionError(ModelError):
-    """A solver profile's ``[options]`` entry that the solver does not know or cannot take."""
+__all__ = [
+    "check_solver_options",
+    "suggest",
+]
 
 
 #: SCS's documented settings (https://www.cvxgrid.org/scs/api/settings.html) and the

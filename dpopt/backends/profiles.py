@@ -78,7 +78,7 @@ def load_profile(path: str | Path) -> SolverProfile:
         The file does not exist, or names an unknown backend.
     ModelError
         Invalid TOML, an unknown key, a value of the wrong type, or an ``[options]`` entry
-        the solver does not accept (:class:`~dpopt.backends.options.SolverOptionError`).
+        the solver does not accept (:class:`~dpopt.errors.SolverOptionError`).
     """
     p = Path(path)
     if not p.is_file():

@@ -19,7 +19,7 @@ is the fallback if Newton stalls; an accelerated proximal-gradient method (FISTA
 adaptive restart) handles ℓ1/ℓ2 balls and the simplex, and polishes every answer.  The
 backend certifies its own result through the norm of the gradient mapping ‖G‖ ≤
 tolerance (a KKT residual: G = 0 exactly at the optimum); mechanisms re-certify it
-independently (:func:`dpopt.modeling.prox.certify`).
+independently (:func:`dpopt.numerics.certificates.certify`).
 
 Speed: the rows are aggregated, sparse-copied and cached once per data set
 (:func:`dpopt.compile.aggregate.glm_design`); the last evaluation is memoized so the
@@ -51,7 +51,7 @@ from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.prox import composite_prox, prox_supported
+from dpopt.numerics.prox import composite_prox, prox_supported
 
 #: largest dimension for which the dense Newton method is used
 NEWTON_MAX_DIM = 2000
@@ -499,7 +499,7 @@ class ScipyBackend(Backend[_Smooth]):
     def _mapping_norm(x: np.ndarray, g: np.ndarray, beta: float, prox: Any,
                       unconstrained: bool) -> tuple[float, float]:
         """(‖G‖ plus its floating-point slack, the slack): the same rule as
-        dpopt.modeling.prox.certify."""
+        dpopt.numerics.certificates.certify."""
         if unconstrained:
             return float(np.linalg.norm(g)), 0.0
         xp = prox(x - g / beta)

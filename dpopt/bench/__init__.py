@@ -12,9 +12,14 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from dpopt.errors import DpoptError
+from dpopt.errors import UnknownBenchmarkError
 
-__all__ = ["BENCHMARKS", "UnknownBenchmarkError", "describe", "get", "names"]
+__all__ = [
+    "BENCHMARKS",
+    "describe",
+    "get",
+    "names",
+]
 
 #: benchmark name -> module path (imported lazily: a benchmark's baselines are optional)
 BENCHMARKS: dict[str, str] = {
@@ -31,13 +36,6 @@ BENCHMARKS: dict[str, str] = {
     "data-parallel": "dpopt.bench.data_parallel",
     "startup": "dpopt.bench.startup",
 }
-
-
-class UnknownBenchmarkError(DpoptError, KeyError):
-    """A benchmark name that is not registered."""
-
-    def __str__(self) -> str:  # KeyError quotes its argument; keep the sentence readable
-        return str(self.args[0]) if self.args else ""
 
 
 def names() -> list[str]:

@@ -9,8 +9,8 @@ p = 1,000) and scipy CSR X with ``--density`` non-zeros per entry.
 
 For each case, in one process and with the same noise (same seed):
 
-* **fast** — :class:`~dpopt.mechanisms.frank_wolfe.PolytopeFrankWolfe`'s
-  incremental path (:class:`~dpopt.mechanisms.lasso_fast.IncrementalLassoGradient`
+* **fast** — :class:`~dpopt.mechanisms.polytope_frank_wolfe.PolytopeFrankWolfe`'s
+  incremental path (:class:`~dpopt.numerics.lasso_fast.IncrementalLassoGradient`
   under the same noisy-max loop the mechanism runs): setup (``Xᵀy`` and, dense,
   the Gram matrix ``XᵀX``) timed separately, then ``--iters`` steps;
 * **straightforward** — the same loop with the full gradient
@@ -49,13 +49,9 @@ import scipy.sparse as sp
 
 from dpopt.bench.arguments import positive_int
 from dpopt.bench.output import write_outputs
-from dpopt.mechanisms.frank_wolfe import (
-    CoordinateGradient,
-    L1BallScorer,
-    PolytopeFrankWolfe,
-    noisy_max_frank_wolfe,
-)
-from dpopt.mechanisms.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe, noisy_max_frank_wolfe
+from dpopt.numerics.fw_oracles import CoordinateGradient, L1BallScorer
+from dpopt.numerics.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import laplace_noise
 

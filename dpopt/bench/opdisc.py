@@ -44,7 +44,7 @@ The big-M variants (``highs`` fast and naive, and ``cpsat``) are the baselines: 
 they run at n ∈ {500, 1000} only, with a 60 s cap (``--baseline-ns``,
 ``--baseline-time-limit``), since past n = 1000 they do not certify within minutes.
 
-Executors (issue 14): ``--executor processes|dask --workers 1,2`` runs the grouped oracle
+Executors: ``--executor processes|dask --workers 1,2`` runs the grouped oracle
 once per worker count — 1 worker is the sequential in-process search, more workers the
 parallel search of :mod:`dpopt.backends.grouped_parallel` on a local process pool or a Dask
 ``LocalCluster`` of that many single-threaded workers (started once, warmed up, not timed) —

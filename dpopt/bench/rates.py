@@ -9,7 +9,7 @@ regression data set (``dpopt.datasets.make_regression``, |y| ≤ 1, label noise
 * **MD simplex**: :class:`~dpopt.PrivateMirrorDescent` (Alg. 1) with the entropy
   potential on the probability simplex, squared loss, ‖x‖₂ ≤ 1 (L₂ = 4);
 * **MD ℓ1 ball**: the same with the BTN13 group-ℓ1 potential on the unit ℓ1 ball;
-* **FW LASSO**: :class:`~dpopt.mechanisms.frank_wolfe.PolytopeFrankWolfe` (Alg. 4,
+* **FW LASSO**: :class:`~dpopt.mechanisms.polytope_frank_wolfe.PolytopeFrankWolfe` (Alg. 4,
   Laplace noisy max, fast incremental path) on the unit ℓ1 ball with ‖x‖∞ ≤ 1
   (the ℓ1-Lipschitz setting of Thm. 5.5).
 
@@ -145,7 +145,7 @@ def _md(inst: Instance, constraint: str, eps: float, delta: float, mode: NoiseMo
 
 
 def _fw(inst: Instance, eps: float, delta: float, seed: int) -> tuple[float, int, float]:
-    from dpopt.mechanisms.frank_wolfe import PolytopeFrankWolfe
+    from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
 
     mech = PolytopeFrankWolfe(eps, delta, ledger=dp.Ledger())
     rel = mech.run_lasso(np.asarray(inst.data.X), np.asarray(inst.data.y), radius=1.0, seed=seed)
@@ -154,9 +154,9 @@ def _fw(inst: Instance, eps: float, delta: float, seed: int) -> tuple[float, int
 
 
 def fw_available() -> bool:
-    """Whether the Frank–Wolfe mechanism (another module of issue 4) is installed."""
+    """Whether the Frank–Wolfe mechanism (an optional module of dpopt.mechanisms) is installed."""
     try:
-        from dpopt.mechanisms.frank_wolfe import PolytopeFrankWolfe  # noqa: F401
+        from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe  # noqa: F401
     except ImportError:  # the hook: FW LASSO joins the table once frank_wolfe.py exists
         return False
     return True
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: --out writes a plot, which needs matplotlib: pip install 'dpopt[bench]'", file=sys.stderr)
         return 2
     if "fw-lasso" in methods and not fw_available():
-        print("note: dpopt.mechanisms.frank_wolfe is missing; FW LASSO skipped", file=sys.stderr)
+        print("note: dpopt.mechanisms.polytope_frank_wolfe is missing; FW LASSO skipped", file=sys.stderr)
         methods.remove("fw-lasso")
     ns = sorted(args.ns)
     compare_n = args.compare_n or ns[len(ns) // 2]

@@ -45,7 +45,6 @@ from dpopt.bench.arguments import int_list
 from dpopt.bench.output import write_outputs
 from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
 from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
-from dpopt.modeling.apg import fallback_supported
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
@@ -56,11 +55,12 @@ from dpopt.modeling.submodular import (
     GroupCoverage,
     Indicator,
     SetFunction,
-    polyhedron_gaussian_width,
     polyhedron_lmo,
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.modeling.variable import Variable
+from dpopt.numerics.apg import fallback_supported
+from dpopt.numerics.submodular_lp import polyhedron_gaussian_width
 from dpopt.privacy.ledger import Ledger
 
 NAME = "sparsity-norms"

@@ -14,7 +14,7 @@ def run(args: argparse.Namespace) -> int:
     """``dpopt bench --list`` or ``dpopt bench NAME [args...]``; returns the exit code.
 
     Without a name it lists the benchmarks and exits 2 (a name was expected); an unknown name
-    raises :class:`~dpopt.bench.UnknownBenchmarkError`, which lists the known ones.
+    raises :class:`~dpopt.errors.UnknownBenchmarkError`, which lists the known ones.
     """
     from dpopt import bench
 

@@ -16,21 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from dpopt.cli.console import err
-from dpopt.errors import ModelError
+from dpopt.errors import CliUsageError
 from dpopt.privacy.strength import weak_guarantee_reasons
 
 __all__ = [
-    "CliUsageError",
     "check_output_path",
     "check_solver_use",
     "executor_settings",
     "open_ledger",
     "warn_weak_guarantee",
 ]
-
-
-class CliUsageError(ModelError):
-    """A command-line value that ``dpopt solve`` refuses before anything is charged."""
 
 
 def check_output_path(path: Path, option: str = "--json") -> None:
@@ -71,7 +66,9 @@ def warn_weak_guarantee(epsilon: float, delta: float, n: int | None = None, *,
 
 def check_solver_use(mechanism: Any, problem: Any, args: argparse.Namespace) -> None:
     """Refuse solver settings given explicitly to a mechanism that calls no solver on this problem."""
-    if mechanism.calls_solver(problem):
+    from dpopt.mechanisms.base import SolverNeed
+
+    if mechanism.solver_need(problem) is not SolverNeed.NONE:
         return
     given = [flag for flag, on in (("--solver", args.solver.lower() != "auto"),
                                    ("--threads", args.threads is not None),

@@ -24,16 +24,17 @@ from pathlib import Path
 from types import TracebackType
 
 from dpopt.cli.console import err
-from dpopt.cli.model_script import ScriptFailure
-from dpopt.errors import DpoptError, UncertifiedOracleError
+from dpopt.errors import AfterCharge, DpoptError, ScriptFailure, UncertifiedOracleError
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_UNCERTIFIED", "EXIT_USAGE", "AfterCharge", "guarded"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_UNCERTIFIED",
+    "EXIT_USAGE",
+    "guarded",
+]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNCERTIFIED = 0, 1, 2, 3
-
-
-class AfterCharge(Exception):
-    """A run that failed after the ledger was charged (the record is written); exit 1."""
 
 
 def guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

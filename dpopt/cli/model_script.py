@@ -52,7 +52,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from dpopt.errors import ModelError
+from dpopt.errors import ModelScriptError, ScriptFailure
 
 if TYPE_CHECKING:  # imported when a script is built: `dpopt --help` loads no mechanism
     from dpopt.mechanisms.base import Mechanism
@@ -61,8 +61,6 @@ if TYPE_CHECKING:  # imported when a script is built: `dpopt --help` loads no me
 
 __all__ = [
     "ModelScript",
-    "ModelScriptError",
-    "ScriptFailure",
     "build_model",
     "load_model_script",
     "parse_set",
@@ -71,22 +69,6 @@ __all__ = [
 
 _counter = itertools.count()
 PRIVACY_KEYS = ("epsilon", "delta")
-
-
-class ModelScriptError(ModelError):
-    """A model script is missing, malformed, or breaks the parameter contract."""
-
-
-class ScriptFailure(Exception):
-    """User code in a model script raised a non-dpopt exception.
-
-    The original exception is ``__cause__``; the CLI prints its traceback.
-    """
-
-    def __init__(self, path: Path, stage: str) -> None:
-        super().__init__(f"model script {path.name} raised an exception while {stage}")
-        self.path = path
-        self.stage = stage
 
 
 @dataclass

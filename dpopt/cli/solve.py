@@ -11,7 +11,7 @@ including the profile's ``[options]`` against the solver's own settings
 (:mod:`dpopt.backends.options`); the ledger file and dataset; the script's parameters and
 (ε, δ); the budget (``ledger.require``) before the script builds its data; then, with the
 mechanism built, that an explicit ``--solver``/``--threads``/``--time-limit`` is not given to
-a mechanism that calls no solver (``Mechanism.uses_solver``), and the budget again.
+a mechanism that calls no solver (``Mechanism.solver_need`` is ``SolverNeed.NONE``), and the budget again.
 
 An ε above :data:`~dpopt.privacy.strength.LARGE_EPSILON` (10) runs, with ``warning: ε = ...
 gives no meaningful privacy`` on stderr: at such ε the guarantee ``e^ε`` bounds nothing an
@@ -60,15 +60,15 @@ from dpopt.cli.checks import (
     warn_weak_guarantee,
 )
 from dpopt.cli.console import err, out
-from dpopt.cli.exits import EXIT_OK, EXIT_UNCERTIFIED, AfterCharge
-from dpopt.cli.model_script import (
+from dpopt.cli.exits import EXIT_OK, EXIT_UNCERTIFIED
+from dpopt.cli.model_script import build_model, load_model_script, parse_set, resolve_params
+from dpopt.errors import (
+    AfterCharge,
+    DpoptError,
     ScriptFailure,
-    build_model,
-    load_model_script,
-    parse_set,
-    resolve_params,
+    UncertifiedOracleError,
+    WeakGuaranteeWarning,
 )
-from dpopt.errors import DpoptError, UncertifiedOracleError, WeakGuaranteeWarning
 
 __all__ = ["run"]
 

@@ -9,7 +9,7 @@ runs on the same :class:`~dpopt.modeling.dataset.Dataset` do not redo the work.
 
 Nothing here changes what is released: the design is an exact rewrite of the objective
 (up to floating-point summation order) used by accelerators only; dpopt's certificate
-(:func:`dpopt.modeling.prox.certify`) always re-evaluates the problem on the original rows.
+(:func:`dpopt.numerics.certificates.certify`) always re-evaluates the problem on the original rows.
 The choices below (aggregate or not, sparse or dense) read the data, but they only
 change the accelerator's speed, never the certified answer or what an analyst observes
 besides time.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpopt.errors import ModelError
-from dpopt.modeling import potentials as P
+from dpopt.numerics import potentials as P
 
 if TYPE_CHECKING:  # cvxpy is imported when a step is compiled, not when a mechanism is imported
     import cvxpy as cp

@@ -16,7 +16,7 @@ registers its own):
 
 * :func:`loss_phi` — a :class:`~dpopt.modeling.losses.Loss`:
   ``Σ_k c_k φ(z_k, y_k)`` for the margins ``z = Xθ``;
-* :func:`set_constraints` — a :class:`~dpopt.modeling.sets.ConstraintSet`:
+* :func:`set_constraints` — a :class:`~dpopt.modeling.constraint_set.ConstraintSet`:
   the constraints expressing ``θ ∈ C``;
 * :func:`regularizer_term` — a :class:`~dpopt.modeling.regularizers.Regularizer`:
   its expression and any auxiliary constraints.

@@ -25,7 +25,7 @@ Data (exact integer scaling, from the declaration)
     anything: the only refusal (int64 activity) compares the declared bounds
     |z_ij| ≤ ``schema.integer_bound(j)`` with the domain, before the data are read.  (The
     earlier per-row rational reading of the floats refused depending on one row's values:
-    a data-dependent bit outside the noise, issue 10.)
+    a data-dependent bit outside the noise.)
 
     The encoding of ``e_i`` is an enforced linear constraint, ``¬e_i ⇒ ⟨z_i, k⟩ ≥ 1``
     (``OnlyEnforceIf``); ``encoding="big-m"`` gives the linear form

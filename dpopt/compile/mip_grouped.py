@@ -48,7 +48,7 @@ columns are grouped.  An explicit list of column indices (e.g. in a solver profi
 used as given.  The split changes the running time only, never the answer.
 
 Every refusal is decided before the data are read, from public facts only
-(:func:`check_declared_size`; issue 10, item 1): the enumerated points (domain and |S|)
+(:func:`check_declared_size`): the enumerated points (domain and |S|)
 against :data:`MAX_POINTS`, and an upper bound on the per-point MIP's columns against
 :data:`MAX_COLUMNS`:
 

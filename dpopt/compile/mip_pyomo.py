@@ -27,7 +27,7 @@ only size refusal (:func:`check_declared_coefficients`) compares the declared bo
 |b_ij| ≤ |a_ij| ≤ ``schema.integer_bound(j)`` and the big-M bound they imply with
 :data:`MAX_COEFFICIENT`, so for a given schema and grid it refuses always or never (the
 earlier reading of the data as rationals refused depending on one row's values, a
-data-dependent bit outside the noise; issue 10, item 1).  ``ZeroOneLoss.values`` uses the
+data-dependent bit outside the noise).  ``ZeroOneLoss.values`` uses the
 same integers, so the backend's re-check agrees exactly (:meth:`PyomoProgram.exact_loss`).
 
 *Aggregation (what is kept).*  The error indicator of row i depends only on b_i,

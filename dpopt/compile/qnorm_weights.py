@@ -1,11 +1,11 @@
 """The minimal-ℓq signed vertex weights of a point (the q-norm potential's infimum).
 
-:class:`~dpopt.modeling.potentials.QNormPotential` needs ``argmin ‖α‖_q s.t. Vᵀα = θ``
+:class:`~dpopt.numerics.potentials.QNormPotential` needs ``argmin ‖α‖_q s.t. Vᵀα = θ``
 to evaluate Ψ and ∇Ψ at a point it did not produce by a compiled step (its start).
 That is a small smooth program solved here with scipy's SLSQP, so
 :mod:`dpopt.modeling` imports no solver package; importing this module installs
 :func:`slsqp_weights` as the potential's weight solver
-(:func:`dpopt.modeling.potentials.install_weight_solver`).  Only public points (the
+(:func:`dpopt.numerics.potentials.install_weight_solver`).  Only public points (the
 set's centre, or already-private iterates) are passed to it.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from dpopt.modeling.potentials import install_weight_solver
+from dpopt.numerics.potentials import install_weight_solver
 
 __all__ = ["slsqp_weights"]
 

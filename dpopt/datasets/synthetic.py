@@ -16,7 +16,8 @@ from typing import Literal
 import numpy as np
 
 from dpopt.errors import ModelError
-from dpopt.modeling.dataset import Dataset, dual_order, norm_order
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.norms import dual_order, norm_order
 
 __all__ = ["make_classification", "make_regression"]
 

@@ -6,7 +6,7 @@ and calibration (declared constants only) → charge → touch the data → rele
 The convex mechanisms (:class:`ConvexMechanism`) never fail for data reasons: the chosen
 solver is an *accelerator*, whose answer is used when dpopt's gradient-mapping
 certificate proves it within the declared ``tolerance`` of the exact optimum; otherwise
-an accelerated proximal gradient method (:mod:`dpopt.modeling.apg`) whose iteration count
+an accelerated proximal gradient method (:mod:`dpopt.numerics.apg`) whose iteration count
 is fixed from public constants and the noise provably reaches the same tolerance.  Either
 way the run releases, and the release does not say which of the two answered (that bit
 depends on the data; it is in the opt-in diagnostics).  A problem without that fallback
@@ -21,8 +21,10 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
+from enum import Enum
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, final
 
 import numpy as np
 from scipy.special import gammaln
@@ -31,7 +33,8 @@ from dpopt.backends.base import Backend
 from dpopt.backends.certificates import ConvexCheck
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
-from dpopt.errors import DpoptError, MechanismError, UncertifiedOracleError
+from dpopt.errors import DpoptError, ExecutorError, MechanismError, UncertifiedOracleError
+from dpopt.executors import NAMES as EXECUTOR_NAMES
 from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.params import (
     Instance,
@@ -44,12 +47,13 @@ from dpopt.mechanisms.params import (
 )
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
-from dpopt.modeling.apg import plan_fallback, solve_with_proof, unsupported_reason
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.prox import certify
+from dpopt.numerics.apg import plan_fallback, solve_with_proof, unsupported_reason
+from dpopt.numerics.certificates import certify
 from dpopt.privacy.calibration import gaussian_sigma
 from dpopt.privacy.ledger import DefaultLedger, Ledger
+from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
 
 OnUncertified = Literal["raise", "release-unsafe"]
@@ -84,17 +88,6 @@ def check_noise_law(noise: NoiseChoice, delta: float) -> NoiseChoice:
     if noise == "gaussian" and delta == 0:
         raise MechanismError("Gaussian noise needs delta > 0; use noise='l2-laplace' for pure ε-DP")
     return noise
-
-
-def refuse_unused_solver(mechanism: Any, solver: object, time_limit: float | None, why: str) -> None:
-    """Refuse an explicit ``solver`` or ``time_limit`` for a run that calls no solver (before the charge)."""
-    from dpopt.backends.programs import is_explicit
-
-    if is_explicit(solver) or time_limit is not None:
-        raise MechanismError(
-            f"{mechanism.name} calls no solver on this problem ({why}), so an explicit solver or time_limit "
-            "would have no effect; drop it (solver='auto')"
-        )
 
 
 @dataclass(frozen=True)
@@ -142,20 +135,147 @@ def choose(gauss: NoiseSpec, laplace: NoiseSpec, dim: int, choice: NoiseChoice =
     return gauss if gauss.expected_norm(dim) <= laplace.expected_norm(dim) else laplace
 
 
+class SolverNeed(Enum):
+    """What a mechanism does with the ``solver`` of a run (declared, or from the problem's structure).
+
+    ``NONE``: closed-form steps, so an explicit solver or time limit is refused before the
+    charge; ``STEP``: a solver computes a post-processing step of the noisy values (an LP
+    LMO, a Bregman step); ``ORACLE``: the released answer is the solver's, re-checked by
+    dpopt (the discrete MIP oracles); ``ACCELERATOR``: the solver's answer is used when
+    dpopt's certificate proves it, else an a-priori fallback answers.
+    """
+
+    NONE = "none"
+    STEP = "step"
+    ORACLE = "oracle"
+    ACCELERATOR = "accelerator"
+
+
+def _check_threads(threads: object) -> None:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise MechanismError("threads must be a positive integer (or None)")
+
+
 @dataclass(frozen=True)
+class RunOptions:
+    """The validated keywords of one :meth:`Mechanism.run` (public settings, never released as data).
+
+    Attributes
+    ----------
+    solver : str, path, SolverProfile or Backend
+        ``"auto"`` or an explicit backend name, TOML profile or Backend.
+    time_limit : float, optional
+        Seconds per solver call (an opt-in that makes a discrete guarantee conditional).
+    seed : int or SeedSequence, optional
+        For reproducible noise only; None: OS entropy.
+    threads : int, optional
+        Solver threads.
+    keep_diagnostics : bool
+        Keep the solver's (non-private) record in ``release.diagnostics``.
+    executor : str, Executor, ExecutorSettings or dask Client, optional
+        Where parallel work runs (:func:`dpopt.executors.resolve_executor`).
+
+    Raises
+    ------
+    MechanismError, PrivacyParameterError, ExecutorError
+        On construction, for a bad time limit, thread count, seed or executor name (before
+        anything is charged).
+    """
+
+    solver: Any = "auto"
+    time_limit: float | None = None
+    seed: Any = None
+    threads: int | None = None
+    keep_diagnostics: bool = False
+    executor: Any = None
+
+    def __post_init__(self) -> None:
+        Mechanism._check_time_limit(self.time_limit)
+        _check_threads(self.threads)
+        if self.seed is not None:
+            make_rng(self.seed)  # refuses a generator, a float, a negative int with its own message
+        if isinstance(self.executor, str) and self.executor.strip().lower() not in EXECUTOR_NAMES:
+            raise ExecutorError(f"unknown executor {self.executor!r}; known executors: {', '.join(EXECUTOR_NAMES)}")
+
+    @property
+    def explicit(self) -> bool:
+        """Whether the caller chose a solver or a time limit (refused where no solver is called)."""
+        from dpopt.backends.programs import is_explicit
+
+        return is_explicit(self.solver) or self.time_limit is not None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Plan:
-    """A calibrated run: the perturbation template and the public noise laws."""
+    """A calibrated run, made before the charge from declarations only.
+
+    Every family's plan extends it with its calibration (noise laws, steps, a resolved
+    solver); these fields are what the pipeline needs to charge and release.
+
+    Attributes
+    ----------
+    problem : object
+        The checked problem :meth:`Mechanism.execute` runs on (it holds the data; the plan
+        itself holds no value computed from it).
+    parameters : dict
+        The public parameters of the release (and of the ledger entry).
+    summary : str, optional
+        The problem's public summary (the ledger label); None: ``problem.summary()``.
+    n : int, optional
+        The number of rows (public under replace-one); None: ``problem.n``.
+    feature_names : tuple of str, optional
+        Names of θ's coordinates; None: ``problem.feature_names``.
+    notes : tuple of str
+        Public notes known before the run.
+    profile : SolverProfile, optional
+        The resolved solver profile (its executor keys), or the run's ``solver`` argument.
+    needs : SolverNeed, optional
+        The solver need found while planning; None: :meth:`Mechanism.solver_need`.
+    """
+
+    problem: Any = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    summary: str | None = None
+    n: int | None = None
+    feature_names: tuple[str, ...] | None = None
+    notes: tuple[str, ...] = ()
+    profile: Any = None
+    needs: SolverNeed | None = None
+
+    def described(self) -> tuple[str, int | None, tuple[str, ...]]:
+        """(summary, n, feature names), from the fields or else the problem's declarations."""
+        summary = self.summary if self.summary is not None else self.problem.summary()
+        n = self.n if self.n is not None else getattr(self.problem, "n", None)
+        names = self.feature_names if self.feature_names is not None else tuple(
+            getattr(self.problem, "feature_names", ()))
+        return summary, n, names
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvexPlan(Plan):
+    """A calibrated objective/output perturbation run: the perturbation template, the noise laws,
+    and the accelerator resolved from public facts."""
 
     template: Problem  # the problem with its perturbation's ζ, θ₀ (b = 0)
     linear_noise: NoiseSpec  # law of b in the normalized objective
     output_noise: NoiseSpec  # law of the noise added to the certified point
     tolerance: float  # allowed ‖x⁺ − θ*‖ (the output noise accounts for it)
-    parameters: dict[str, Any] = field(default_factory=dict)
     project_output: bool = False
+    has_fallback: bool = True
+    backend: Any = None
+    options: SolveOptions | None = None
+    call: OracleCall | None = None
 
 
 class Mechanism(ABC):
     """A private algorithm with an (ε, δ) guarantee under replace-one neighbours.
+
+    A mechanism declares ``name``, ``theorem``, ``problem_type``, ``solver_need`` and
+    ``_parameter_constraints``, and implements :meth:`plan` (the public checks and the
+    calibration, before the charge) and :meth:`execute` (everything that touches the data,
+    after it).  :meth:`run` is defined here only: it validates the options, checks the
+    problem's type, plans, refuses an unused solver, charges and releases through
+    :func:`~dpopt.mechanisms.pipeline.run_private`, so the order holds for every mechanism.
 
     Parameters
     ----------
@@ -171,30 +291,24 @@ class Mechanism(ABC):
     Every class declares its ``__init__`` settings in ``_parameter_constraints``
     (:mod:`dpopt.mechanisms.params`, after scikit-learn), extended by subclasses as
     ``{**Base._parameter_constraints, ...}``; ``__init__`` checks them first, so a wrong
-    setting raises :class:`~dpopt.mechanisms.params.InvalidParameterError` (a
+    setting raises :class:`~dpopt.errors.InvalidParameterError` (a
     ``MechanismError``) before anything can be charged.
     """
 
     name: ClassVar[str] = "mechanism"
     theorem: ClassVar[str] = ""
-    #: whether ``run`` can call a solver backend; False: ``solver`` is accepted for the common
-    #: interface and ignored, so front ends (``dpopt solve --solver``) refuse an explicit one
-    uses_solver: ClassVar[bool] = True
+    #: the problem class ``run`` accepts (checked first, before :meth:`plan`)
+    problem_type: ClassVar[Any] = Problem
+    #: the refusal of another problem type ({got}: its type's name, {name}: the mechanism's)
+    problem_refusal: ClassVar[str] = "run() needs a dpopt Problem, got {got}"
+    #: what the mechanism does with ``solver`` (:meth:`solver_need` when it depends on the problem)
+    needs: ClassVar[SolverNeed] = SolverNeed.ORACLE
     #: the allowed values of every keyword of ``__init__`` (:func:`dpopt.mechanisms.params.validate_params`)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "ledger": [Instance(Ledger, what="a dpopt Ledger"), None],
     }
-
-    def calls_solver(self, problem: Any) -> bool:
-        """Whether ``run(problem)`` can call a solver backend (public: the problem's structure).
-
-        Front ends refuse an explicit solver, thread count or time limit when it is False.
-        Mechanisms whose solver use depends on the problem (a set without a closed-form
-        step) override it.
-        """
-        return self.uses_solver
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
@@ -205,12 +319,78 @@ class Mechanism(ABC):
         """Check ``__init__`` settings against the class's ``_parameter_constraints`` (nothing charged yet)."""
         validate_params(self.name, type(self)._parameter_constraints, values)
 
-    @abstractmethod
+    def solver_need(self, problem: Any) -> SolverNeed:
+        """What ``run(problem)`` does with a solver (public: the problem's structure); default ``needs``.
+
+        Front ends (``dpopt solve``) and :meth:`run` refuse an explicit solver or time
+        limit when it is :attr:`SolverNeed.NONE`.
+        """
+        return self.needs
+
+    @final
     def run(self, problem: Any, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
             threads: int | None = None, keep_diagnostics: bool = False,
             executor: ExecutorSpec = None) -> Release:
-        """Run the mechanism once and return a release."""
+        """Run the mechanism once and return a release (the same for every mechanism).
+
+        Parameters
+        ----------
+        problem : Problem, DiscreteProblem or callable
+            The plain (unperturbed) problem, of the class's ``problem_type``.
+        solver : str, path, SolverProfile or Backend
+            ``"auto"`` (default), a backend name (``dpopt doctor`` lists them), a TOML
+            profile or a Backend.  Its role is the class's :class:`SolverNeed`: refused
+            (with ``time_limit``) when the run calls no solver.
+        time_limit : float, optional
+            Seconds per solver call.
+        seed : int, optional
+            For reproducible noise only; by default noise is seeded from OS entropy.
+        threads : int, optional
+            Solver threads (ignored when no solver is called).
+        keep_diagnostics : bool
+            Keep the solver's record (not private) in ``release.diagnostics``.
+        executor : str, Executor or dask Client, optional
+            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
+            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
+            profile's ``executor`` key, else in-process.  Never part of the release.
+
+        Raises
+        ------
+        MechanismError
+            Before the charge, for a setting, problem or solver the mechanism refuses.
+        """
+        options = RunOptions(solver=solver, time_limit=time_limit, seed=seed, threads=threads,
+                             keep_diagnostics=keep_diagnostics, executor=executor)
+        if not isinstance(problem, self.problem_type):
+            raise MechanismError(self.problem_refusal.format(got=type(problem).__name__, name=self.name))
+        plan = self.plan(problem, options)
+        need = plan.needs if plan.needs is not None else self.solver_need(problem)
+        if options.explicit and need is SolverNeed.NONE:
+            raise MechanismError(
+                f"{self.name} calls no solver on this problem, so an explicit solver or time_limit "
+                "would have no effect; drop it (solver='auto')"
+            )
+        return self._release(plan, options)
+
+    def _release(self, plan: Plan, options: RunOptions) -> Release:
+        """Charge, :meth:`execute` the plan on the data and build the release (the pipeline)."""
+        summary, n, names = plan.described()
+        return run_private(self, partial(self.execute, plan), problem=summary, n=n,
+                           parameters=dict(plan.parameters), seed=options.seed,
+                           keep_diagnostics=options.keep_diagnostics, notes=plan.notes,
+                           executor=options.executor, solver=plan.profile, feature_names=names)
+
+    @abstractmethod
+    def plan(self, problem: Any, options: RunOptions | None = None) -> Plan:
+        """The public checks and the calibration, from declarations only (nothing charged, no data read).
+
+        ``options`` None means the defaults (``RunOptions()``).
+        """
+
+    @abstractmethod
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Everything that touches the data: draw the noise from ``rng``, solve, post-process."""
 
     def _uncertified(self, reason: str, results: tuple[OracleResult, ...]) -> UncertifiedOracleError:
         """The fail-closed error of the discrete oracles (a crash that persists, or a time limit the
@@ -236,6 +416,15 @@ class Mechanism(ABC):
 class ConvexMechanism(Mechanism):
     """A mechanism that perturbs a convex :class:`Problem` and certifies one solve.
 
+    Subclasses implement :meth:`calibrate` (the noise laws); :meth:`plan` adds the checks,
+    the a-priori fallback's plan and the accelerator.  The ``solver`` is the accelerator: a
+    backend name (``dpopt doctor`` lists them), a TOML profile, or ``"auto"``; its answer is
+    used when dpopt proves it within ``tolerance``, otherwise the fallback's (module
+    docstring).  A problem without the a-priori fallback (e.g. a polytope constraint or an
+    overlapping submodular norm; :func:`dpopt.numerics.apg.unsupported_reason`) is refused
+    before the charge with a :class:`~dpopt.errors.MechanismError`, unless ``on_uncertified``
+    is ``"release-unsafe"``: such a run could fail after the charge for data reasons.
+
     Parameters
     ----------
     epsilon, delta, ledger :
@@ -246,7 +435,7 @@ class ConvexMechanism(Mechanism):
         the mechanism's analysis accounts for it: dpopt's certificate proves it for the solver's
         answer, otherwise the a-priori fallback's bound does.
     on_uncertified : {"raise", "release-unsafe"}
-        For a problem without the a-priori fallback (:func:`dpopt.modeling.apg.unsupported_reason`):
+        For a problem without the a-priori fallback (:func:`dpopt.numerics.apg.unsupported_reason`):
         ``"raise"`` (default) refuses it before the charge with a
         :class:`~dpopt.errors.MechanismError` naming the mechanisms that accept it;
         ``"release-unsafe"`` runs the solver alone and returns its point with
@@ -257,6 +446,7 @@ class ConvexMechanism(Mechanism):
         Gaussian and ℓ2-Laplace has the smaller expected norm.
     """
 
+    needs = SolverNeed.ACCELERATOR
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **Mechanism._parameter_constraints,
         "tolerance": [Interval(Real, 0, None, closed="neither")],
@@ -274,82 +464,50 @@ class ConvexMechanism(Mechanism):
         self.on_uncertified: OnUncertified = on_uncertified
 
     @abstractmethod
-    def plan(self, problem: Problem) -> Plan:
+    def calibrate(self, problem: Problem) -> ConvexPlan:
         """Validate ``problem`` and calibrate the noise (no solver, no data values)."""
 
-    def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
-            time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Run the mechanism once and return a release.
-
-        Parameters
-        ----------
-        problem : Problem
-            The (unperturbed) problem.
-        solver : str, path or Backend
-            The accelerator: a backend name (``dpopt doctor`` lists them), a TOML profile, or
-            ``"auto"``.  Its answer is used when dpopt proves it within ``tolerance``;
-            otherwise the fallback's (module docstring).
-        time_limit : float, optional
-            Seconds for the accelerator (the fallback needs none: its work is fixed in advance).
-        seed : int, optional
-            For reproducible noise only; by default noise is seeded from OS entropy.
-        threads : int, optional
-            Solver threads.
-        keep_diagnostics : bool
-            Keep the solver's record (not private) in ``release.diagnostics``.
-        executor : str, Executor or dask Client, optional
-            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
-            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
-            profile's ``executor`` key, else in-process.  Never part of the release.
-
-        Raises
-        ------
-        MechanismError
-            Before the charge, for a problem without the a-priori fallback (e.g. a polytope
-            constraint or an overlapping submodular norm; see
-            :func:`dpopt.modeling.apg.unsupported_reason`), unless ``on_uncertified`` is
-            ``"release-unsafe"``: such a run could fail after the charge for data reasons.
-        """
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> ConvexPlan:
+        """The checks, the calibration, the fallback's plan and the accelerator (before the charge)."""
+        options = options or RunOptions()
         if not isinstance(problem, Problem):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
         if problem.perturbation is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
-        self._check_time_limit(time_limit)
-        plan = self.plan(problem)
+        plan = self.calibrate(problem)
         has_fallback = self._check_guarantee(plan, problem)  # from the problem's structure only
-        backend, profile = resolve(solver, plan.template)
+        backend, profile = resolve(options.solver, plan.template)
         version = backend.require()
         backend.check(plan.template)
-        options = merge_options(profile, time_limit=time_limit, threads=threads,
-                                distance_tolerance=plan.tolerance)
+        solve_options = merge_options(profile, time_limit=options.time_limit, threads=options.threads,
+                                      distance_tolerance=plan.tolerance)
         call = OracleCall(backend.name, version, "accelerator" if has_fallback else "oracle",
                           _acceptance(plan.tolerance, has_fallback))
         parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance,
                           fallback="accelerated proximal gradient (a-priori bound)" if has_fallback
                           else "none (release-unsafe experiment: no privacy guarantee)")
+        return replace(plan, problem=problem, parameters=parameters, profile=profile, has_fallback=has_fallback,
+                       backend=backend, options=solve_options, call=call)
 
-        def work(rng: np.random.Generator) -> Outcome:
-            b = plan.linear_noise.draw(rng, problem.dim)
-            out_noise = plan.output_noise.draw(rng, problem.dim)
-            result = _accelerate(backend, plan.template, b, options)
-            result, point = self._recheck(plan, b, result)
-            details: dict[str, Any] = {"answered_by": "accelerator"}
-            if not has_fallback:  # the opted-in experiment: never private, certified or not
-                return Outcome(self._finish(plan, problem, point + out_noise),
-                               calls=(replace(call, certified=bool(result.certified)),),
-                               results=(result,), private=False, notes=(UNSAFE_NOTE,))
-            if not result.certified:
-                point, details = _fallback(plan, b)
-            return Outcome(self._finish(plan, problem, point + out_noise), calls=(call,),
-                           results=(result,), details=details)
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Draw b and the output noise, accelerate, re-check, else the fallback; add the noise."""
+        assert isinstance(plan, ConvexPlan) and plan.call is not None and plan.options is not None
+        problem = plan.problem
+        b = plan.linear_noise.draw(rng, problem.dim)
+        out_noise = plan.output_noise.draw(rng, problem.dim)
+        result = _accelerate(plan.backend, plan.template, b, plan.options)
+        result, point = self._recheck(plan, b, result)
+        details: dict[str, Any] = {"answered_by": "accelerator"}
+        if not plan.has_fallback:  # the opted-in experiment: never private, certified or not
+            return Outcome(self._finish(plan, problem, point + out_noise),
+                           calls=(replace(plan.call, certified=bool(result.certified)),),
+                           results=(result,), private=False, notes=(UNSAFE_NOTE,))
+        if not result.certified:
+            point, details = _fallback(plan, b)
+        return Outcome(self._finish(plan, problem, point + out_noise), calls=(plan.call,),
+                       results=(result,), details=details)
 
-        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
-                           feature_names=problem.feature_names)
-
-    def _check_guarantee(self, plan: Plan, problem: Problem) -> bool:
+    def _check_guarantee(self, plan: ConvexPlan, problem: Problem) -> bool:
         """Whether the a-priori fallback covers the run; refuse before the charge when it does not.
 
         Reads the problem's structure and the public noise law only.  With the fallback, its
@@ -372,13 +530,13 @@ class ConvexMechanism(Mechanism):
         )
 
     @staticmethod
-    def _finish(plan: Plan, problem: Problem, theta: np.ndarray) -> np.ndarray:
+    def _finish(plan: ConvexPlan, problem: Problem, theta: np.ndarray) -> np.ndarray:
         """Post-processing: the optional projection of the noisy point onto the set."""
         if plan.project_output and problem.constraint is not None:
             return np.asarray(problem.constraint.project(theta), dtype=np.float64)
         return np.asarray(theta, dtype=np.float64)
 
-    def _recheck(self, plan: Plan, b: np.ndarray, result: OracleResult) -> tuple[OracleResult, np.ndarray]:
+    def _recheck(self, plan: ConvexPlan, b: np.ndarray, result: OracleResult) -> tuple[OracleResult, np.ndarray]:
         """dpopt's certificate: the feasible point x⁺ and a proof ‖x⁺ − θ*‖ ≤ tolerance."""
         t = plan.template
         assert t.perturbation is not None
@@ -405,13 +563,26 @@ _ALTERNATIVES: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
+def _loaded_mechanisms() -> dict[str, type[Mechanism]]:
+    """Every Mechanism subclass loaded in this process, by name (importing :mod:`dpopt.mechanisms`
+    loads them all; found through ``__subclasses__`` so that this module imports none of them)."""
+    found: dict[str, type[Mechanism]] = {}
+    stack: list[type[Mechanism]] = list(Mechanism.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        found.setdefault(cls.__name__, cls)
+        stack.extend(cls.__subclasses__())
+    return found
+
+
 def _alternatives(problem: Problem) -> str:
     """One sentence naming the mechanisms whose ``plan`` accepts ``problem`` (public checks only)."""
-    import dpopt.mechanisms as mechanisms
-
+    loaded = _loaded_mechanisms()
     names = []
     for name, settings in _ALTERNATIVES:
-        mechanism = getattr(mechanisms, name)(1.0, 1e-6, ledger=Ledger(), **settings)
+        if name not in loaded:
+            continue
+        mechanism = loaded[name](1.0, 1e-6, ledger=Ledger(), **settings)
         try:
             mechanism.plan(problem)
         except (DpoptError, NotImplementedError):  # refused: not an alternative
@@ -439,7 +610,7 @@ def _accelerate(backend: Backend, template: Problem, b: np.ndarray, options: Sol
                             raw_status="exception", message=f"{type(exc).__name__}")
 
 
-def _fallback(plan: Plan, b: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+def _fallback(plan: ConvexPlan, b: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     """The fallback's point, proven within the plan's tolerance a priori."""
     t = plan.template
     assert t.perturbation is not None

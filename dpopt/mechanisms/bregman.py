@@ -30,7 +30,7 @@ from dpopt.backends import programs
 from dpopt.backends.base import Backend
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.bregman_program import BregmanProgram, compile_bregman_step, constraint_encoding
-from dpopt.modeling import potentials as P
+from dpopt.numerics import potentials as P
 
 __all__ = ["ACCEPTANCE", "BregmanProgram", "StepResult", "bregman_step", "compile_bregman_step",
            "constraint_encoding", "resolve_step_backend"]

@@ -54,7 +54,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from abc import abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -76,11 +77,10 @@ from dpopt.backends.verify import (
 )
 from dpopt.backends.verify import acceptance as verifier_acceptance
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
-from dpopt.mechanisms.base import ON_UNCERTIFIED, Mechanism, OnUncertified
+from dpopt.mechanisms.base import ON_UNCERTIFIED, Mechanism, OnUncertified, Plan, RunOptions
 from dpopt.mechanisms.params import Boolean, Interval, Real, arguments
-from dpopt.mechanisms.pipeline import Outcome, run_private
-from dpopt.mechanisms.release import OracleCall, Release
+from dpopt.mechanisms.pipeline import Outcome
+from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind
 from dpopt.privacy.ledger import Ledger
 
@@ -100,24 +100,32 @@ LIMIT_NOTE = ("a time or node limit was set: the (ε, δ) guarantee holds only i
 VERIFY_OFF = "off (verify=False, or verify = false in the solver profile)"
 
 
-@dataclass
+@dataclass(frozen=True)
 class OracleSession:
-    """A prepared oracle for one run: the backend, its options and the compiled problem."""
+    """The oracle of one run, resolved from public facts: the backend, its options, the cross-check."""
 
     template: DiscreteProblem  # the problem with the mechanism's perturbation kind (no noise)
     backend: Backend
     version: str
     options: SolveOptions
-    prepared: Any = None
     rule: str | None = None  # why solver="auto" chose the backend (public), None for an explicit solver
     verifier: VerifierChoice | None = None  # the cross-check (public), None when verification is off
-    checker: Verifier | None = None  # the prepared verifier (after the charge)
     profile: SolverProfile | None = None  # the resolved solver profile (its executor keys, for the pipeline)
 
     @property
     def limited(self) -> bool:
         """Whether the user opted into a time or node limit (the guarantee is then conditional)."""
         return self.options.time_limit is not None or self.options.max_iterations is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscretePlan(Plan):
+    """A planned discrete run: the oracle session, the mechanism's public constants and the call records."""
+
+    session: OracleSession
+    calibration: Any = None  # the mechanism's constants (OPDisc's σ, RSPM's law and scale, OPSamp's plan)
+    call: OracleCall
+    check: OracleCall | None = None  # the verifier's record, None when no cross-check runs
 
 
 #: the ``alpha`` setting: the accepted additive suboptimality of an oracle answer (loss units)
@@ -131,6 +139,9 @@ class DiscreteMechanism(Mechanism):
     running; their calibration accounts for it.
     """
 
+    problem_type = DiscreteProblem
+    problem_refusal = ("{name} needs a DiscreteProblem (a ZeroOneLoss over an IntegerGrid), got {got}; "
+                       "a continuous variable is not supported")
     #: how the mechanism's noise enters the oracle problem
     kind: ClassVar[PerturbationKind] = "normalized"
     alpha: float = 0.0
@@ -195,23 +206,24 @@ class DiscreteMechanism(Mechanism):
                     "(objective recomputed with exact integer margins), or certified optimal")
         return "grid point certified optimal (zero gap, re-checked with exact integer margins)"
 
-    def _execute(self, session: OracleSession, draw: Callable[[np.random.Generator], Iterable[np.ndarray]],
-                 finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray], *,
-                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool,
-                 executor: ExecutorSpec = None) -> Release:
-        """The pipeline for a discrete mechanism: charge, compile, solve every η, release.
+    @abstractmethod
+    def calibrate(self, template: DiscreteProblem) -> tuple[Any, dict[str, Any]]:
+        """The mechanism's public constants for ``template`` and its release parameters (no data values)."""
 
-        Parameters
-        ----------
-        session : OracleSession
-            From :meth:`_session`.
-        draw : callable
-            ``draw(rng)`` → the noise vectors, one per oracle call (drawn lazily).
-        finish : callable
-            ``finish(rng, results)`` → the released vector from the accepted results.
-        executor
-            The run's argument (:func:`~dpopt.mechanisms.pipeline.run_private`).
-        """
+    @abstractmethod
+    def draw(self, plan: DiscretePlan, rng: np.random.Generator) -> Iterable[np.ndarray]:
+        """The noise vectors, one per oracle call (drawn lazily)."""
+
+    @abstractmethod
+    def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+        """The released vector from the accepted results."""
+
+    def plan(self, problem: DiscreteProblem, options: RunOptions | None = None) -> DiscretePlan:
+        """The checks, the constants, the oracle and its cross-check, from public facts (before the charge)."""
+        options = options or RunOptions()
+        template = self._template(problem)
+        calibration, parameters = self.calibrate(template)
+        session = self._session(template, options.solver, options.time_limit, options.threads)
         call = OracleCall(session.backend.name, session.version, "oracle", self._acceptance())
         notes: tuple[str, ...] = (LIMIT_NOTE,) if session.limited else ()
         check = self._verifier_call(session)
@@ -225,30 +237,32 @@ class DiscreteMechanism(Mechanism):
                           else "run to completion")
         if session.rule is not None:
             parameters["solver_rule"] = f"auto: {session.rule}"
+        return DiscretePlan(problem=template, parameters=parameters, notes=notes, profile=session.profile,
+                            feature_names=template.loss.data.feature_names, session=session,
+                            calibration=calibration, call=call, check=check)
 
-        def work(rng: np.random.Generator) -> Outcome:
-            session.prepared = session.backend.prepare(session.template)
-            if check is not None and session.verifier is not None:
-                session.checker = Verifier.start(session.verifier, session.template, session.prepared)
-            results: list[OracleResult] = []
-            checks: list[OracleResult] = []
-            for eta in draw(rng):
-                res = self._solve(session, eta)
-                results.append(res)
-                if res.certified and session.checker is not None:
-                    checks.append(self._cross_check(session, eta, res))
-                    if not checks[-1].certified:
-                        return self._not_accepted(session, call, results, rng, finish, checks=checks)
-                if not res.certified:
-                    return self._not_accepted(session, call, results, rng, finish, checks=checks)
-            theta = finish(rng, results)
-            calls = (call,) * len(results) + ((check,) * len(checks) if check is not None else ())
-            return Outcome(theta, calls=calls, results=tuple(results) + tuple(checks))
-
-        return run_private(self, work, problem=session.template.summary(), n=session.template.n, parameters=parameters,
-                           seed=seed, keep_diagnostics=keep_diagnostics, notes=notes,
-                           executor=executor, solver=session.profile,
-                           feature_names=session.template.loss.data.feature_names)
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Compile, solve every η (re-checked, cross-checked), release (module docstring)."""
+        assert isinstance(plan, DiscretePlan)
+        session = plan.session
+        prepared = session.backend.prepare(session.template)
+        checker = None
+        if plan.check is not None and session.verifier is not None:
+            checker = Verifier.start(session.verifier, session.template, prepared)
+        results: list[OracleResult] = []
+        checks: list[OracleResult] = []
+        for eta in self.draw(plan, rng):
+            res = self._solve(session, prepared, eta)
+            results.append(res)
+            if res.certified and checker is not None:
+                checks.append(self._cross_check(session, checker, eta, res))
+                if not checks[-1].certified:
+                    return self._not_accepted(plan, results, rng, checks=checks)
+            if not res.certified:
+                return self._not_accepted(plan, results, rng, checks=checks)
+        theta = self.finish(plan, rng, results)
+        calls = (plan.call,) * len(results) + ((plan.check,) * len(checks) if plan.check is not None else ())
+        return Outcome(theta, calls=calls, results=tuple(results) + tuple(checks))
 
     def _verifier_call(self, session: OracleSession) -> OracleCall | None:
         """The public record of a cross-check (None when verification is off or none applies)."""
@@ -266,15 +280,16 @@ class DiscreteMechanism(Mechanism):
             version = registry.get(choice.backend).require()
         return OracleCall(choice.backend, version, "verifier", verifier_acceptance(choice, self.alpha))
 
-    def _cross_check(self, session: OracleSession, eta: np.ndarray, res: OracleResult) -> OracleResult:
+    def _cross_check(self, session: OracleSession, checker: Verifier, eta: np.ndarray,
+                     res: OracleResult) -> OracleResult:
         """The verifier's verdict on an accepted answer (same η, options without backend-specific extras)."""
-        assert session.checker is not None and res.solution is not None
+        assert res.solution is not None
         problem = session.template.with_eta(eta)
         options = replace(session.options, extra={}, max_iterations=None)  # a node count is per engine
-        return session.checker.confirm(problem, eta, problem.objective(res.solution), self.alpha, options,
+        return checker.confirm(problem, eta, problem.objective(res.solution), self.alpha, options,
                                        CRASH_RETRIES)
 
-    def _solve(self, session: OracleSession, eta: np.ndarray) -> OracleResult:
+    def _solve(self, session: OracleSession, prepared: Any, eta: np.ndarray) -> OracleResult:
         """One oracle call, retried with the same η after a crash (:func:`~dpopt.backends.verify.retry_crashes`), then re-checked."""
         problem = session.template.with_eta(eta)
         backend = session.backend
@@ -282,7 +297,7 @@ class DiscreteMechanism(Mechanism):
         def attempt() -> OracleResult:  # a raised exception is a crash (ERROR), never propagated
             started = time.perf_counter()
             try:
-                return backend.solve(session.prepared, eta, session.options)
+                return backend.solve(prepared, eta, session.options)
             except Exception as exc:  # noqa: BLE001 — fail closed through the re-check, like the verifier
                 return crashed(backend.name, backend.version() or "unknown", exc, started=started)
 
@@ -304,11 +319,10 @@ class DiscreteMechanism(Mechanism):
         check = replace(base, on_grid=bool(on_grid), proven_gap=float(gap), accepted=ok)
         return replace(res, recheck=check, certified=ok)
 
-    def _not_accepted(self, session: OracleSession, call: OracleCall, results: list[OracleResult],
-                      rng: np.random.Generator,
-                      finish: Callable[[np.random.Generator, list[OracleResult]], np.ndarray], *,
+    def _not_accepted(self, plan: DiscretePlan, results: list[OracleResult], rng: np.random.Generator, *,
                       checks: list[OracleResult] | None = None) -> Outcome:
         """Fail closed (raise), or an unsafe release when the user asked for one."""
+        session = plan.session
         last = results[-1]
         checks = checks or []
         if checks and not checks[-1].certified:
@@ -321,9 +335,9 @@ class DiscreteMechanism(Mechanism):
                       f"(status {last.status.value}, after {CRASH_RETRIES} retries of a crash)")
         if self.on_uncertified == "raise":
             raise self._uncertified(reason, tuple(results) + tuple(checks))
-        unsafe = replace(call, certified=False)
+        unsafe = replace(plan.call, certified=False)
         solved = [r for r in results if r.solution is not None]
-        theta = finish(rng, solved) if solved else np.zeros(session.template.dim)
+        theta = self.finish(plan, rng, solved) if solved else np.zeros(session.template.dim)
         verifier = self._verifier_call(session) if checks else None
         calls = (unsafe,) * len(results) + tuple(
             replace(verifier, certified=bool(c.certified)) for c in checks if verifier is not None)

@@ -32,11 +32,11 @@ import numpy as np
 from dpopt.backends import registry
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.dual_frank_wolfe import DualLoss, _check_problem
+from dpopt.mechanisms.dual_frank_wolfe import DualLoss, check_dual_problem
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.prox import certify
 from dpopt.modeling.submodular import SetFunction, omega, polyhedron_lmo
+from dpopt.numerics.certificates import certify
 
 __all__ = ["DualSolution", "Prop2Check", "dual_frank_wolfe_solve", "prop2_check"]
 
@@ -175,7 +175,7 @@ def prop2_check(problem: Problem, b: np.ndarray, *, solver: str = "clarabel", to
     Prop2Check
         ``gap = ‖θ_primal − θ_dual‖`` and ``bound`` (sum of both proven distances).
     """
-    problem, norm = _check_problem(problem, "prop2_check")
+    problem, norm = check_dual_problem(problem, "prop2_check")
     beta = np.asarray(b, dtype=np.float64)
     if beta.shape != (problem.dim,) or not np.all(np.isfinite(beta)):
         raise MechanismError(f"b must be a finite vector of length {problem.dim}")

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -73,31 +73,26 @@ import scipy.linalg as sla
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError, ModelError
-from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.base import (
     NOISE_LAWS,
     STEPS,
     Mechanism,
     NoiseChoice,
     NoiseSpec,
+    Plan,
+    RunOptions,
+    SolverNeed,
     check_noise_law,
-    refuse_unused_solver,
 )
 from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments, renamed_setting
-from dpopt.mechanisms.pipeline import Outcome, run_private
-from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
 from dpopt.modeling.losses import LogisticLoss, Loss, SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm
-from dpopt.modeling.submodular import (
-    SetFunction,
-    VertexBlocks,
-    polyhedron_l2_radius,
-    polyhedron_vertices,
-    vertex_blocks,
-)
+from dpopt.modeling.submodular import SetFunction, VertexBlocks, vertex_blocks
 from dpopt.modeling.submodular_norms import SubmodularNorm
+from dpopt.numerics.submodular_lp import polyhedron_l2_radius, polyhedron_vertices
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
 from dpopt.privacy.sampling import gumbel_noise, laplace_noise
@@ -173,7 +168,7 @@ class DualLoss:
 
         Cholesky (squared) or damped Newton (logistic) answer when the strong-convexity
         certificate ``‖∇‖₂/Λ ≤ tolerance`` holds; otherwise the accelerated method of
-        :func:`dpopt.modeling.apg.solve_with_proof` on ``L̂(θ) + ⟨s, θ⟩`` (unconstrained,
+        :func:`dpopt.numerics.apg.solve_with_proof` on ``L̂(θ) + ⟨s, θ⟩`` (unconstrained,
         μ = Λ, β = Λ + the loss's declared Hessian bound, start 0, radius
         ``(G₀ + ‖s‖)/Λ``) runs a number of steps fixed by those public constants and s,
         and its a-priori bound proves the same tolerance.
@@ -200,9 +195,9 @@ class DualLoss:
 
     def _fallback_primal(self, s: np.ndarray) -> np.ndarray:
         """θ(s) by V-FISTA with an a-priori iteration count (public constants and s only)."""
-        from dpopt.modeling.apg import solve_with_proof
         from dpopt.modeling.perturbation import Perturbation
         from dpopt.modeling.regularizers import L2Squared
+        from dpopt.numerics.apg import solve_with_proof
 
         problem = Problem(self.loss, regularizer=L2Squared(self.p, self.ridge),
                           perturbation=Perturbation(self.p, b=s))
@@ -296,7 +291,7 @@ class SelectionSpace:
 
 
 @dataclass(frozen=True)
-class DualPlan:
+class DualPlan(Plan):
     """A calibrated Alg. 2 run (public quantities only)."""
 
     space: SelectionSpace
@@ -306,10 +301,10 @@ class DualPlan:
     scale: float
     theta_sensitivity: float
     recovery: NoiseSpec
-    parameters: dict[str, Any] = field(default_factory=dict)
 
 
-def _check_problem(problem: object, name: str) -> tuple[Problem, SubmodularNorm]:
+def check_dual_problem(problem: object, name: str) -> tuple[Problem, SubmodularNorm]:
+    """The problem and its one submodular norm, or a one-line refusal naming ``name`` (public checks only)."""
     if not isinstance(problem, Problem):
         raise MechanismError(f"{name}.run() needs a dpopt Problem, got {type(problem).__name__}")
     if problem.perturbation is not None:
@@ -335,12 +330,12 @@ def _check_problem(problem: object, name: str) -> tuple[Problem, SubmodularNorm]
 def _check_inner_fallback(problem: Problem, name: str) -> None:
     """Refuse before the charge when the inner solves θ(s) would have no a-priori fallback.
 
-    :meth:`DualLoss.primal` falls back on :func:`dpopt.modeling.apg.solve_with_proof` for
+    :meth:`DualLoss.primal` falls back on :func:`dpopt.numerics.apg.solve_with_proof` for
     ``L̂(θ) + ⟨s, θ⟩`` on ℝ^p; whether that is available depends on the loss's declared
     constants only (a Hessian bound, a bound on its gradient at 0), never on the data.
     """
-    from dpopt.modeling.apg import unsupported_reason
     from dpopt.modeling.regularizers import L2Squared
+    from dpopt.numerics.apg import unsupported_reason
 
     inner = Problem(problem.loss, regularizer=L2Squared(problem.dim, problem.l2_weight))
     reason = unsupported_reason(inner)
@@ -388,7 +383,7 @@ class DualFrankWolfe(Mechanism):
     """
 
     name = "DualFrankWolfe"
-    uses_solver = False  # inner solves are closed form or Newton
+    needs = SolverNeed.NONE  # inner solves are closed form or Newton
     theorem = "KD19 Alg. 2 / Eq. (13), corrected: Δ = lam·R₂·2L/(nΛ), noisy-max 2Δ/ε₀, private recovery"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -439,9 +434,9 @@ class DualFrankWolfe(Mechanism):
         L = problem.loss.constants(dom).lipschitz_l2
         return 2.0 * L / (problem.n * ridge) + 2.0 * self.inner_tolerance, L, radius
 
-    def plan(self, problem: Problem) -> DualPlan:
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> DualPlan:
         """Validate the problem and calibrate all noise (no data values read)."""
-        problem, norm = _check_problem(problem, self.name)
+        problem, norm = check_dual_problem(problem, self.name)
         _check_inner_fallback(problem, self.name)
         space = SelectionSpace(norm.F, norm.lam, self.max_vertices)
         if self.selection == "laplace" and space.n_blocks > 1:
@@ -473,7 +468,8 @@ class DualFrankWolfe(Mechanism):
             "recovery_noise": recovery.kind, "recovery_scale": recovery.scale,
             "step_rule": self.step, "set_function": norm.F.describe(), "neighbouring": "replace-one",
         }
-        return DualPlan(space, steps, budget, delta_score, scale, d_theta, recovery, params)
+        return DualPlan(space, steps, budget, delta_score, scale, d_theta, recovery, problem=problem,
+                        parameters=params)
 
     @staticmethod
     def _default_steps(k_radius: float, ridge: float, eps: float, delta_score: float, log_cands: float) -> int:
@@ -489,32 +485,17 @@ class DualFrankWolfe(Mechanism):
             return lambda shape: laplace_noise(rng, scale, shape)
         return lambda shape: -gumbel_noise(rng, scale, shape)
 
-    def run(self, problem: Problem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Run Alg. 2 once and return the release.
-
-        The inner solves are closed form (squared) or Newton (logistic): ``solver`` must stay
-        ``"auto"`` and ``time_limit`` None (an explicit one is refused before the charge);
-        ``threads`` is ignored.
-        """
-        refuse_unused_solver(self, solver, time_limit, "its inner solves are closed form or Newton")
-        plan = self.plan(problem)
-        norm = next(r for r in problem.regularizers if isinstance(r, SubmodularNorm))
-
-        def work(rng: np.random.Generator) -> Outcome:
-            dual = DualLoss(problem.loss, problem.l2_weight, self.inner_tolerance)
-            draw = self._draw(rng, plan.scale)
-            s = np.zeros(problem.dim)  # s₀ ∈ K, data-independent
-            for t in counted(plan.steps, "dual Frank–Wolfe iterations"):
-                v = plan.space.select(dual.primal(s), draw)
-                rho = dual_step_size(t, self.step)
-                s = (1.0 - rho) * s + rho * v
-            if self.release == "dual":
-                return Outcome(s, notes=("the released vector is the dual iterate ŝ ∈ K, not θ",))
-            return Outcome(dual.primal(s) + plan.recovery.draw(rng, problem.dim))
-
-        return run_private(self, work, problem=problem.summary(), n=problem.n,
-                           parameters=dict(plan.parameters, omega_weight=norm.lam), seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
-                           feature_names=problem.feature_names)
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Alg. 2 on the data: T noisy selections in the dual, then the primal map and its noise."""
+        assert isinstance(plan, DualPlan)
+        problem = plan.problem
+        dual = DualLoss(problem.loss, problem.l2_weight, self.inner_tolerance)
+        draw = self._draw(rng, plan.scale)
+        s = np.zeros(problem.dim)  # s₀ ∈ K, data-independent
+        for t in counted(plan.steps, "dual Frank–Wolfe iterations"):
+            v = plan.space.select(dual.primal(s), draw)
+            rho = dual_step_size(t, self.step)
+            s = (1.0 - rho) * s + rho * v
+        if self.release == "dual":
+            return Outcome(s, notes=("the released vector is the dual iterate ŝ ∈ K, not θ",))
+        return Outcome(dual.primal(s) + plan.recovery.draw(rng, problem.dim))

@@ -8,13 +8,13 @@ sampling, as benchmarked by Yu et al. 2020 "Gradient perturbation is underrated"
 
 from the centre of C (or 0), where ĝ_t is a noisy estimate of the average gradient of
 the loss, λ the weight of an ``L2Squared`` regularizer and prox the exact proximal map of
-an ``L1Norm`` regularizer over C (:func:`dpopt.modeling.prox.composite_prox`).  The output
+an ``L1Norm`` regularizer over C (:func:`dpopt.numerics.prox.composite_prox`).  The output
 is the average of θ_1..θ_T (``output="average"``, default: the iterate the convex rate
 below is stated for) or the last iterate (``output="last"``).  Both are
 post-processing of the noisy gradients and cost the same.
 
 Privacy (replace-one neighbours).  Every per-example gradient is clipped to ℓ2 norm C
-(:class:`~dpopt.modeling.clipping.ClippedGradient`; C defaults to the loss's declared ℓ2
+(:class:`~dpopt.numerics.clipping.ClippedGradient`; C defaults to the loss's declared ℓ2
 Lipschitz constant, where clipping changes nothing inside the declared domain), so
 replacing one row moves the sum of clipped gradients by at most 2C wherever θ is.
 
@@ -50,7 +50,7 @@ replacing one row moves the sum of clipped gradients by at most 2C wherever θ i
   (:func:`dpopt.privacy.accountant.sampled_gaussian_multiplier`).  The accounting holds
   only for Poisson sampling: batches of a fixed size taken in data order (a loader
   without shuffling) put the same rows in every batch and are not amplified at all
-  (``tests/test_gradient_descent.py`` audits that mutant).
+  (``tests/mechanisms/test_gradient_descent.py`` audits that mutant).
 
 Defaults (public: declared constants, n, d, ε, δ; never the data).
 
@@ -70,23 +70,18 @@ Defaults (public: declared constants, n, d, ε, δ; never the data).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from dpopt.backends.base import Backend
-from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
-from dpopt.mechanisms.base import STEPS, Mechanism, refuse_unused_solver
+from dpopt.mechanisms.base import STEPS, Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments
-from dpopt.mechanisms.pipeline import Outcome, run_private
-from dpopt.mechanisms.release import Release
-from dpopt.modeling.clipping import ClippedGradient
+from dpopt.mechanisms.pipeline import Outcome
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.prox import composite_prox, prox_supported
+from dpopt.numerics.clipping import ClippedGradient
+from dpopt.numerics.prox import composite_prox, prox_supported
 from dpopt.privacy.accountant import gaussian_sigma_for_composition, sampled_gaussian_multiplier
 from dpopt.privacy.calibration import gaussian_sigma_analytic
 from dpopt.privacy.ledger import Ledger
@@ -116,7 +111,7 @@ class AdaptiveClip:
 
 
 @dataclass(frozen=True)
-class GradientPlan:
+class GradientPlan(Plan):
     """A calibrated run: public settings only (no data values)."""
 
     steps: int
@@ -125,7 +120,6 @@ class GradientPlan:
     sigma: float  # noise standard deviation on the *sum* of clipped gradients
     sampling_rate: float  # 1.0 for full batch
     start: np.ndarray
-    parameters: dict[str, Any] = field(default_factory=dict)
     adaptive: AdaptiveClip | None = None  # None: the clip stays ``clip`` (sigma stays ``sigma``)
 
 
@@ -153,7 +147,7 @@ _POSITIVE = Interval(Real, 0, None, closed="neither")
 class _GradientMechanism(Mechanism):
     """Shared set-up of DP-GD and DP-SGD (validation, defaults, the iteration)."""
 
-    uses_solver = False  # closed-form steps
+    needs = SolverNeed.NONE  # closed-form steps
     #: what ``clip=None`` means for this mechanism
     default_clip: Literal["adaptive", "lipschitz"] = "lipschitz"
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -246,47 +240,14 @@ class _GradientMechanism(Mechanism):
             problem.constraint.center(), dtype=np.float64)
 
     # -- the run ----------------------------------------------------------------------
-    def plan(self, problem: Problem) -> GradientPlan:
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         """Validate ``problem`` and calibrate (public quantities only)."""
         raise NotImplementedError
 
-    def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
-            time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Run the T noisy steps once and release the last (or average) iterate.
-
-        Parameters
-        ----------
-        problem : Problem
-            A GLM loss with declared bounds, optional L2Squared/L1Norm regularizers and an
-            optional constraint set (projected onto every step).
-        solver, time_limit, threads :
-            Must stay "auto" / None: the steps are closed form, so an explicit solver or
-            time_limit is refused before the charge (``threads`` is ignored).
-        seed : int, optional
-            For reproducible noise only; by default noise is seeded from OS entropy.
-        keep_diagnostics : bool
-            Accepted for the interface; the run has no solver record.
-        executor : str, Executor or dask Client, optional
-            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
-            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
-            profile's ``executor`` key, else in-process.  Never part of the release.
-
-        Raises
-        ------
-        MechanismError
-            For a problem or setting refused before the charge.
-        """
-        refuse_unused_solver(self, solver, time_limit, "its steps are closed form")
-        plan = self.plan(problem)
-
-        def work(rng: np.random.Generator) -> Outcome:
-            return self._iterate(problem, plan, rng)
-
-        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=dict(plan.parameters), seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
-                           feature_names=problem.feature_names)
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """The T noisy steps on the data; the last (or average) iterate."""
+        assert isinstance(plan, GradientPlan)
+        return self._iterate(plan.problem, plan, rng)
 
     def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
                         rng: np.random.Generator) -> np.ndarray:
@@ -405,13 +366,13 @@ class DPGradientDescent(_GradientMechanism):
         self.clip_quantile, self.clip_rate = float(clip_quantile), float(clip_rate)
         self.clip_share = float(clip_share)
 
-    def plan(self, problem: Problem) -> GradientPlan:
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
         if not self.adaptive:
             sigma = gaussian_sigma_for_composition(2.0 * clip, steps, self.epsilon, self.delta, self.accountant)
             params = self._parameters(steps, eta, clip, sigma, self.accountant, lipschitz)
             params["gdp_mu"] = 2.0 * clip * math.sqrt(steps) / sigma
-            return GradientPlan(steps, eta, clip, sigma, 1.0, self._start(problem), params)
+            return GradientPlan(steps, eta, clip, sigma, 1.0, self._start(problem), problem=problem, parameters=params)
         unit = gaussian_sigma_for_composition(1.0, steps, self.epsilon, self.delta, self.accountant)
         z = 2.0 * unit / math.sqrt(1.0 - self.clip_share)
         adaptive = AdaptiveClip(self.clip_quantile, self.clip_rate, unit / math.sqrt(self.clip_share),
@@ -420,7 +381,8 @@ class DPGradientDescent(_GradientMechanism):
         params.update(clip="adaptive", clip_quantile=adaptive.quantile, clip_rate=adaptive.rate,
                       clip_share=self.clip_share, count_sigma=adaptive.count_sigma, clip_floor=adaptive.floor,
                       gdp_mu=math.sqrt(steps) / unit)
-        return GradientPlan(steps, eta, clip, z * clip, 1.0, self._start(problem), params, adaptive)
+        return GradientPlan(steps, eta, clip, z * clip, 1.0, self._start(problem), adaptive,
+                            problem=problem, parameters=params)
 
     def gdp_mu(self, problem: Problem) -> float:
         """The run's exact μ-GDP parameter (public; used by :class:`~dpopt.PrivateSelection`)."""
@@ -470,13 +432,13 @@ class DPSGD(_GradientMechanism):
                                  "subsampled accounting of Andrew et al. 2021); use DPGradientDescent or a "
                                  "fixed clip")
 
-    def plan(self, problem: Problem) -> GradientPlan:
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
         q = self.sampling_rate if self.sampling_rate is not None else min(1.0, 1.0 / math.sqrt(problem.n))
         sigma = clip * sampled_gaussian_multiplier(q, steps, self.epsilon, self.delta)
         params = self._parameters(steps, eta, clip, sigma, "pld (Poisson-subsampled Gaussian)", lipschitz)
         params.update(sampling_rate=q, sampling="poisson", expected_batch=q * problem.n)
-        return GradientPlan(steps, eta, clip, sigma, q, self._start(problem), params)
+        return GradientPlan(steps, eta, clip, sigma, q, self._start(problem), problem=problem, parameters=params)
 
     def _batch(self, rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
         """The rows of one step: a Poisson sample (the accounting's assumption)."""

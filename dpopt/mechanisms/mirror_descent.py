@@ -2,7 +2,7 @@
 
 For an average loss ℒ(θ; D) = (1/n) Σ ℓ(θ; d_i) with every ℓ(·; d) convex and
 L-Lipschitz in ℓ2 on C, and a potential Ψ fitted to C (Sec. 3.2,
-:mod:`dpopt.modeling.potentials`), the algorithm runs T steps
+:mod:`dpopt.numerics.potentials`), the algorithm runs T steps
 
     θ₁ = argmin_C Ψ,
     θ_{t+1} = argmin_{θ∈C} ⟨η(∇ℒ(θ_t; D) + b_t) − ∇Ψ(θ_t), θ − θ_t⟩ + Ψ(θ),  b_t ~ N(0, σ² I),
@@ -55,33 +55,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from dpopt.backends import programs
 from dpopt.backends.base import Backend
-from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
-from dpopt.mechanisms.base import STEPS, Mechanism, refuse_unused_solver
+from dpopt.mechanisms.base import STEPS, Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.bregman import ACCEPTANCE, BregmanProgram, bregman_step, compile_bregman_step
 from dpopt.mechanisms.params import Instance, Integral, Interval, Options, Real, arguments
-from dpopt.mechanisms.pipeline import Outcome, run_private
-from dpopt.mechanisms.release import OracleCall, Release
-from dpopt.modeling.clipping import ClippedGradient, in_domain_ball
+from dpopt.mechanisms.pipeline import Outcome
+from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.losses import SquaredLoss
-from dpopt.modeling.potentials import (
+from dpopt.modeling.problem import Problem
+from dpopt.numerics.clipping import ClippedGradient, in_domain_ball
+from dpopt.numerics.potentials import (
     POTENTIALS,
     MirrorGeometry,
     MirrorPoint,
     Potential,
     make_potential,
 )
-from dpopt.modeling.problem import Problem
 from dpopt.privacy.accountant import gaussian_sigma_for_composition, paper_sigma
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise
@@ -94,7 +91,7 @@ DEFAULT_MAX_STEPS = 10_000
 
 
 @dataclass(frozen=True)
-class MirrorPlan:
+class MirrorPlan(Plan):
     """A calibrated run: public settings only (no data values)."""
 
     potential: Potential
@@ -104,7 +101,10 @@ class MirrorPlan:
     sensitivity: float
     geometry: MirrorGeometry
     bound: float
-    parameters: dict[str, Any] = field(default_factory=dict)
+    program: BregmanProgram | None = None  # the compiled mirror step (a potential without a closed form)
+    backend: Backend | None = None
+    options: SolveOptions | None = None
+    calls: tuple[OracleCall, ...] = ()
 
 
 def theorem_steps(geometry: MirrorGeometry, n: int, epsilon: float, delta: float, max_steps: int) -> int:
@@ -131,15 +131,15 @@ def gradient_oracle(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
     Thm 3.1's sensitivity Δ = 2L/n needs ‖∇ℓ(θ; d)‖₂ ≤ L, which the declared L
     guarantees only for θ ∈ C; a compiled q-norm mirror step (cvxpy) is feasible
     only to solver tolerance.  Each per-example gradient is therefore clipped to L
-    in ℓ2 (:class:`~dpopt.modeling.clipping.ClippedGradient`), so Δ = 2L/n holds
-    for every iterate by construction (issue 10, item 5); inside C nothing is clipped.
+    in ℓ2 (:class:`~dpopt.numerics.clipping.ClippedGradient`), so Δ = 2L/n holds
+    for every iterate by construction; inside C nothing is clipped.
 
     For the squared loss with p ≤ n the Gram matrix XᵀX/n and Xᵀy/n are formed
     once, so a step costs O(p²) instead of O(np).  That shortcut cannot clip, so it
     is used only while θ lies in the ball the constants were computed for
-    (:func:`~dpopt.modeling.clipping.in_domain_ball`, which reads θ and public
+    (:func:`~dpopt.numerics.clipping.in_domain_ball`, which reads θ and public
     radii only): there no per-example gradient exceeds L and both paths agree.
-    The shortcut needs X in memory: a Dask-backed X (issue 14) always takes the clipped
+    The shortcut needs X in memory: a Dask-backed X always takes the clipped
     path, reduced per partition on the cluster.
     """
     loss = problem.loss
@@ -218,11 +218,11 @@ class PrivateMirrorDescent(Mechanism):
         self.accountant = accountant
 
     # -- calibration (public quantities only) -------------------------------------------
-    def calls_solver(self, problem: Any) -> bool:
+    def solver_need(self, problem: Any) -> SolverNeed:
         """Only a potential without a closed-form mirror step compiles its steps for a solver."""
-        return self.plan(problem).potential.start() is None
+        return SolverNeed.STEP if self.calibrate(problem).potential.start() is None else SolverNeed.NONE
 
-    def plan(self, problem: Problem) -> MirrorPlan:
+    def calibrate(self, problem: Problem) -> MirrorPlan:
         """Validate ``problem`` and calibrate σ, T and η (no data values are read)."""
         if not isinstance(problem, Problem):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
@@ -283,69 +283,33 @@ class PrivateMirrorDescent(Mechanism):
             "q_gaussian_width_bound": geometry.q_width, "excess_risk_bound": bound,
             "neighbouring": "replace-one",
         }
-        return MirrorPlan(potential, steps, eta, sigma, sensitivity, geometry, bound, params)
+        return MirrorPlan(potential, steps, eta, sigma, sensitivity, geometry, bound, problem=problem, parameters=params)
 
     # -- the run ------------------------------------------------------------------------
-    def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
-            time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Run Alg. 1 once and return the averaged iterate.
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> MirrorPlan:
+        """The calibration and, for a potential without a closed-form step, the step solver.
 
-        Parameters
-        ----------
-        problem : Problem
-            Loss (with a finite ℓ2 Lipschitz constant) over a constraint set.
-        solver : str, path, SolverProfile or Backend
-            The cvxpy-based backend for mirror steps without a closed form: a name
-            (``"clarabel"``, ``"scs"``), a TOML profile or a Backend (``"auto"``: clarabel,
-            else scs).  A potential with a closed-form step calls no solver, and an
-            explicit solver is then refused (before the charge).
-        time_limit : float, optional
-            Seconds per compiled mirror step (only with a compiled step, like ``solver``).
-        seed : int, optional
-            For reproducible noise only; by default noise is seeded from OS entropy.
-        threads : int, optional
-            Unused (kept for the Mechanism interface).
-        keep_diagnostics : bool
-            Keep the compiled steps' solver counts (not private) in ``release.diagnostics``.
-        executor : str, Executor or dask Client, optional
-            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
-            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
-            profile's ``executor`` key, else in-process.  Never part of the release.
-
-        Raises
-        ------
-        MechanismError
-            For a problem the mechanism cannot run (no constraint set, no finite
-            Lipschitz constant, a potential that does not fit the set), or an explicit
-            ``solver`` or ``time_limit`` for a potential whose steps are closed form.
-        UnknownSolverError, BackendCapabilityError, BackendUnavailableError
-            For a solver that cannot solve the compiled steps.
+        ``options.solver`` is the cvxpy-based backend for such steps: a name (``"clarabel"``,
+        ``"scs"``), a TOML profile or a Backend (``"auto"``: clarabel, else scs), with
+        ``time_limit`` seconds per compiled step; a closed-form potential calls no solver.
         """
-        self._check_time_limit(time_limit)
-        plan = self.plan(problem)
-        program, backend, options, profile = None, None, None, None
-        calls: tuple[OracleCall, ...] = ()
-        parameters = dict(plan.parameters)
-        if plan.potential.start() is None:  # a potential without a closed-form step
-            backend, profile = programs.resolve_step_backend(solver)
-            version = backend.require()
-            program = compile_bregman_step(plan.potential)
-            options = programs.step_options(profile, time_limit=time_limit)
-            parameters["step_backend"] = backend.name
-            calls = (OracleCall(backend.name, version, f"step solver ({plan.steps + 1} mirror steps)", ACCEPTANCE),)
-        else:
-            refuse_unused_solver(self, solver, time_limit, f"the {plan.potential.name} potential's mirror steps "
-                                 "are closed form")
+        options = options or RunOptions()
+        plan = self.calibrate(problem)
+        if plan.potential.start() is not None:
+            return replace(plan, needs=SolverNeed.NONE)
+        backend, profile = programs.resolve_step_backend(options.solver)
+        version = backend.require()
+        program = compile_bregman_step(plan.potential)
+        calls = (OracleCall(backend.name, version, f"step solver ({plan.steps + 1} mirror steps)", ACCEPTANCE),)
+        return replace(plan, parameters=dict(plan.parameters, step_backend=backend.name), profile=profile,
+                       needs=SolverNeed.STEP, program=program, backend=backend, calls=calls,
+                       options=programs.step_options(profile, time_limit=options.time_limit))
 
-        def work(rng: np.random.Generator) -> Outcome:
-            theta, counts = self._iterate(problem, plan, rng, program, backend, options)
-            return Outcome(theta, calls=calls, details=counts)  # counts depend on the data: diagnostics only
-
-        return run_private(self, work, problem=problem.summary(), n=problem.n, parameters=parameters, seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=profile,
-                           feature_names=problem.feature_names)
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Alg. 1's T noisy mirror steps on the data; the average iterate."""
+        assert isinstance(plan, MirrorPlan)
+        theta, counts = self._iterate(plan.problem, plan, rng, plan.program, plan.backend, plan.options)
+        return Outcome(theta, calls=plan.calls, details=counts)  # counts depend on the data: diagnostics only
 
     def _iterate(self, problem: Problem, plan: MirrorPlan, rng: np.random.Generator,
                  program: BregmanProgram | None, backend: Backend | None, options: SolveOptions | None,

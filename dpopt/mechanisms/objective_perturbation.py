@@ -70,10 +70,10 @@ import numpy as np
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import (
     ConvexMechanism,
+    ConvexPlan,
     NoiseChoice,
     NoiseSpec,
     OnUncertified,
-    Plan,
     choose,
     template_problem,
 )
@@ -207,7 +207,7 @@ class ObjectivePerturbation(ConvexMechanism):
         self.approx_share = float(approx_share)
         self.theta0 = theta0
 
-    def plan(self, problem: Problem) -> Plan:
+    def calibrate(self, problem: Problem) -> ConvexPlan:
         const = problem.loss_constants()
         if problem.loss.hessian_rank != 1:
             raise MechanismError(f"{self.name} needs a loss with rank-one Hessian (a GLM loss)")
@@ -243,7 +243,8 @@ class ObjectivePerturbation(ConvexMechanism):
             "epsilon_approx": eps_a, "delta_approx": delta_a, "jacobian_share": share,
             "output_noise": output.kind, "output_noise_scale": output.scale,
         }
-        return Plan(template_problem(problem, zeta, theta0), linear, output, self.tolerance, params)
+        return ConvexPlan(template=template_problem(problem, zeta, theta0), linear_noise=linear, output_noise=output,
+                          tolerance=self.tolerance, parameters=params)
 
     def _share(self, problem: Problem, hessian_bound: float, lipschitz: float, epsilon: float,
                delta: float) -> float:

@@ -73,11 +73,9 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.base import OnUncertified
-from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, Solver
+from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
 from dpopt.mechanisms.params import Interval, Options, Real, arguments
-from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
@@ -140,6 +138,20 @@ class OPDisc(DiscreteMechanism):
         ``parameters["calibration"]``.
     ledger, on_uncertified, verify :
         As in :class:`~dpopt.mechanisms.discrete_base.DiscreteMechanism`.
+
+    Notes
+    -----
+    ``run(problem, solver=..., time_limit=...)`` draws η, calls the oracle once (to completion
+    unless ``time_limit`` is set) and releases ŵ.  ``solver="auto"`` (default) chooses the MIP
+    oracle from public declarations only — ``bruteforce`` for a tiny grid, ``highs-grouped``
+    when the data's schema makes the grouped decomposition applicable within its declared size
+    limits (Adult: seconds per call where the big-M model takes many minutes), else ``cpsat`` —
+    so every neighbouring dataset gets the same one (:mod:`dpopt.backends.auto_discrete`); the
+    release names it and states the rule in ``parameters["solver_rule"]``.  A name (``highs``,
+    ``highs-grouped``, ``cpsat``, ``bruteforce``), a profile or a Backend is used as given.  A
+    ``time_limit`` is an opt-in: the guarantee then holds only if no neighbouring run stops on
+    it, and a run that stops raises ``UncertifiedOracleError``
+    (:mod:`dpopt.mechanisms.discrete_base`).
     """
 
     name = "OPDisc"
@@ -166,50 +178,18 @@ class OPDisc(DiscreteMechanism):
         return opdisc_sigma(problem.loss.lipschitz, g.bound(problem.dim), g.step, problem.dim,
                             self.epsilon, self.delta, alpha=self.alpha, calibration=self.calibration)
 
-    def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Draw η, call the oracle once (to completion unless ``time_limit`` is set), release ŵ.
-
-        Parameters
-        ----------
-        problem : DiscreteProblem
-            The plain (unperturbed) problem.
-        solver : str, path or Backend
-            The MIP oracle: ``"auto"`` (default) chooses it from public declarations only —
-            ``bruteforce`` for a tiny grid, ``highs-grouped`` when the data's schema makes the
-            grouped decomposition applicable within its declared size limits (Adult: seconds
-            per call where the big-M model takes many minutes), else ``cpsat`` — so every
-            neighbouring dataset gets the same one (:mod:`dpopt.backends.auto_discrete`); the
-            release names it and states the rule in ``parameters["solver_rule"]``.  Or a name
-            (``highs``, ``highs-grouped``, ``cpsat``, ``bruteforce``), a profile or a Backend,
-            used as given.
-        time_limit : float, optional
-            Opt-in: the guarantee then holds only if no neighbouring run stops on it, and a run
-            that stops raises UncertifiedOracleError (see :mod:`dpopt.mechanisms.discrete_base`).
-        seed : int, optional
-            For reproducible noise only.
-        threads : int, optional
-            Solver threads.
-        keep_diagnostics : bool
-            Keep the solver's record (not private) in ``release.diagnostics``.
-        executor : str, Executor or dask Client, optional
-            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
-            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
-            profile's ``executor`` key, else in-process.  Never part of the release.
-        """
-        template = self._template(problem)
+    def calibrate(self, template: DiscreteProblem) -> tuple[float, dict[str, Any]]:
+        """σ and the release parameters (public: τ, D, d, G, ε, δ, α only)."""
         sigma = self.sigma(template)
-        session = self._session(template, solver, time_limit, threads)
-        params = {"noise": "gaussian", "noise_scale": sigma, "calibration": self.calibration, "lipschitz": template.loss.lipschitz,
-                  "l2_bound": template.domain.bound(template.dim), "step": template.domain.step}
+        return sigma, {"noise": "gaussian", "noise_scale": sigma, "calibration": self.calibration,
+                       "lipschitz": template.loss.lipschitz, "l2_bound": template.domain.bound(template.dim),
+                       "step": template.domain.step}
 
-        def draw(rng: np.random.Generator) -> list[np.ndarray]:
-            return [np.asarray(gaussian_noise(rng, sigma, template.dim + 1), dtype=np.float64)]
+    def draw(self, plan: DiscretePlan, rng: np.random.Generator) -> list[np.ndarray]:
+        """One η ~ N(0, σ²I) in d + 1 dimensions."""
+        return [np.asarray(gaussian_noise(rng, plan.calibration, plan.problem.dim + 1), dtype=np.float64)]
 
-        def finish(rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
-            w = results[-1].solution
-            return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
-
-        return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics, executor=executor)
+    def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+        """The oracle's grid point ŵ."""
+        w = results[-1].solution
+        return np.zeros(plan.problem.dim) if w is None else np.asarray(w, dtype=np.float64)

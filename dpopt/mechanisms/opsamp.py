@@ -52,11 +52,9 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.base import OnUncertified
-from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, Solver
+from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
 from dpopt.mechanisms.params import Integral, Interval, Real, arguments
-from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import exponential_noise, laplace_noise
@@ -141,7 +139,7 @@ class OPSamp(DiscreteMechanism):
         self.rate = None if rate is None else float(rate)
         self.max_calls = int(max_calls)
 
-    def plan(self, problem: DiscreteProblem) -> OPSampPlan:
+    def constants(self, problem: DiscreteProblem) -> OPSampPlan:
         """The constants for ``problem`` (public: d, n, τ, the grid, G, ε, δ, α only)."""
         loss = problem.loss
         G = getattr(loss, "lipschitz_l1", None)
@@ -168,31 +166,20 @@ class OPSamp(DiscreteMechanism):
         return OPSampPlan(calls=m, gamma=gamma, rate=rate, lipschitz_l1=G, diameter_inf=d_inf, diameter_l2=d2,
                           diameter_l1=d1, sensitivity=lam, laplace_scale=lam / eps)
 
-    def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """m perturbed oracle calls, their average, Laplace noise.
+    def calibrate(self, template: DiscreteProblem) -> tuple[OPSampPlan, dict[str, Any]]:
+        """The constants (:meth:`constants`) and the release parameters."""
+        constants = self.constants(template)
+        return constants, {"noise": "laplace", **constants.to_dict()}
 
-        Each call runs to completion unless ``time_limit`` (per call) is set, which makes the
-        guarantee conditional (see :mod:`dpopt.mechanisms.discrete_base`).  The other parameters
-        are those of :meth:`OPDisc.run <dpopt.mechanisms.opdisc.OPDisc.run>`: the default
-        ``solver="auto"`` chooses one oracle for all m calls from the schema, n, the grid and d
-        only (:mod:`dpopt.backends.auto_discrete`).
-        """
-        template = self._template(problem)
-        plan = self.plan(template)
-        session = self._session(template, solver, time_limit, threads)
-        d = template.dim
-        params = {"noise": "laplace", **plan.to_dict()}
+    def draw(self, plan: DiscretePlan, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        """m exponential perturbations (mean 1/rate), drawn lazily."""
+        c, d = plan.calibration, plan.problem.dim
+        return (exponential_noise(rng, 1.0 / c.rate, d) for _ in range(c.calls))
 
-        def draw(rng: np.random.Generator) -> Iterator[np.ndarray]:
-            return (exponential_noise(rng, 1.0 / plan.rate, d) for _ in range(plan.calls))
-
-        def finish(rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
-            mu = laplace_noise(rng, plan.laplace_scale, d)
-            sols = [r.solution for r in results if r.solution is not None]
-            avg = np.mean(sols, axis=0) if sols else np.zeros(d)
-            return np.asarray(avg + mu, dtype=np.float64)
-
-        return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics, executor=executor)
+    def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+        """The average of the m answers plus Laplace noise of scale λ/ε."""
+        d = plan.problem.dim
+        mu = laplace_noise(rng, plan.calibration.laplace_scale, d)
+        sols = [r.solution for r in results if r.solution is not None]
+        avg = np.mean(sols, axis=0) if sols else np.zeros(d)
+        return np.asarray(avg + mu, dtype=np.float64)

@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import (
     ConvexMechanism,
+    ConvexPlan,
     NoiseChoice,
     NoiseSpec,
     OnUncertified,
-    Plan,
     template_problem,
 )
 from dpopt.mechanisms.params import Boolean, arguments
@@ -59,7 +59,7 @@ class OutputPerturbation(ConvexMechanism):
                          noise=noise)
         self.project = bool(project)
 
-    def plan(self, problem: Problem) -> Plan:
+    def calibrate(self, problem: Problem) -> ConvexPlan:
         lam = problem.strong_convexity
         if not lam > 0:
             raise MechanismError(
@@ -78,5 +78,5 @@ class OutputPerturbation(ConvexMechanism):
             "noise": output.kind, "noise_scale": output.scale, "sensitivity_l2": sensitivity,
             "lipschitz_l2": L, "strong_convexity": lam, "projected": self.project,
         }
-        return Plan(template_problem(problem), NoiseSpec("none", 0.0), output, self.tolerance, params,
-                    project_output=self.project)
+        return ConvexPlan(template=template_problem(problem), linear_noise=NoiseSpec("none", 0.0), output_noise=output,
+                          tolerance=self.tolerance, parameters=params, project_output=self.project)

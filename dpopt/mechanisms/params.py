@@ -39,12 +39,24 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpopt.errors import MechanismError, PrivacyParameterError
+from dpopt.errors import InvalidParameterError
 
 __all__ = [
-    "Boolean", "Constraint", "Instance", "Integral", "Interval", "InvalidParameterError", "IsCallable",
-    "NoneConstraint", "Options", "Real", "Vector", "arguments", "check_param", "make_constraint",
-    "renamed_setting", "validate_params",
+    "Boolean",
+    "Constraint",
+    "Instance",
+    "Integral",
+    "Interval",
+    "IsCallable",
+    "NoneConstraint",
+    "Options",
+    "Real",
+    "Vector",
+    "arguments",
+    "check_param",
+    "make_constraint",
+    "renamed_setting",
+    "validate_params",
 ]
 
 #: markers of the number kind of an :class:`Interval` (the ``numbers`` ABCs)
@@ -54,10 +66,6 @@ Integral = numbers.Integral
 Closed = Literal["left", "right", "both", "neither"]
 #: the longest repr of a refused value quoted in a message
 _REPR_LIMIT = 80
-
-
-class InvalidParameterError(MechanismError, PrivacyParameterError):
-    """A mechanism setting of the wrong type or out of range (raised before anything is charged)."""
 
 
 class Constraint(ABC):

@@ -118,7 +118,7 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
     WeakGuaranteeWarning
         Before the charge, when ε > 10 or δ ≥ 1/n (the run goes on).
     """
-    warn_weak_guarantee(mechanism.epsilon, mechanism.delta, n, stacklevel=4)
+    warn_weak_guarantee(mechanism.epsilon, mechanism.delta, n, stacklevel=5)
     mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
     pool, owned = _executor_for(executor, solver)
     try:

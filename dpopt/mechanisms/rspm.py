@@ -63,11 +63,9 @@ import numpy as np
 
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
 from dpopt.mechanisms.base import OnUncertified
-from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, Solver
+from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
 from dpopt.mechanisms.params import Options, arguments
-from dpopt.mechanisms.release import Release
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise, laplace_noise
@@ -146,31 +144,21 @@ class RSPM(DiscreteMechanism):
             return "gaussian", sigma
         return "laplace", b
 
-    def run(self, problem: DiscreteProblem, *, solver: Solver = "auto", time_limit: float | None = None,
-            seed: int | None = None, threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Draw the separator weights, call the oracle once (to completion unless ``time_limit``
-        is set), release ŵ.
-
-        Parameters are those of :meth:`OPDisc.run <dpopt.mechanisms.opdisc.OPDisc.run>`; the
-        default ``solver="auto"`` chooses the oracle from the schema, n, the grid and d only
-        (:mod:`dpopt.backends.auto_discrete`): ``highs-grouped`` on one-hot data such as Adult.
-        """
-        template = self._template(problem)
+    def calibrate(self, template: DiscreteProblem) -> tuple[tuple[str, float], dict[str, Any]]:
+        """The separator noise law and scale, and the release parameters (public only)."""
         law, scale = self.noise_law(template)
-        session = self._session(template, solver, time_limit, threads)
-        params = {"noise": law, "noise_scale": scale, "separators": separator_count(template),
-                  "loss_bound": template.loss.value_bound, "step": template.domain.step}
-        shape = (template.dim, template.levels - 1)
+        return (law, scale), {"noise": law, "noise_scale": scale, "separators": separator_count(template),
+                              "loss_bound": template.loss.value_bound, "step": template.domain.step}
 
-        def draw(rng: np.random.Generator) -> list[np.ndarray]:
-            sample = gaussian_noise if law == "gaussian" else laplace_noise
-            weights = np.asarray(sample(rng, scale, shape), dtype=np.float64).reshape(shape)
-            return [level_table(weights).reshape(-1)]
+    def draw(self, plan: DiscretePlan, rng: np.random.Generator) -> list[np.ndarray]:
+        """The separator weights ξ as one level table."""
+        law, scale = plan.calibration
+        shape = (plan.problem.dim, plan.problem.levels - 1)
+        sample = gaussian_noise if law == "gaussian" else laplace_noise
+        weights = np.asarray(sample(rng, scale, shape), dtype=np.float64).reshape(shape)
+        return [level_table(weights).reshape(-1)]
 
-        def finish(rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
-            w = results[-1].solution
-            return np.zeros(template.dim) if w is None else np.asarray(w, dtype=np.float64)
-
-        return self._execute(session, draw, finish, parameters=params, seed=seed,
-                             keep_diagnostics=keep_diagnostics, executor=executor)
+    def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
+        """The oracle's grid point ŵ."""
+        w = results[-1].solution
+        return np.zeros(plan.problem.dim) if w is None else np.asarray(w, dtype=np.float64)

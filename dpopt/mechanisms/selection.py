@@ -59,22 +59,18 @@ import math
 import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpopt.backends.base import Backend
-from dpopt.backends.profiles import SolverProfile
 from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
 from dpopt.errors import DpoptError, MechanismError, WeakGuaranteeWarning
-from dpopt.executors import ExecutorSpec
-from dpopt.mechanisms.base import ConvexMechanism, Mechanism
+from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.params import Instance, Interval, IsCallable, Options, Real, arguments
-from dpopt.mechanisms.pipeline import Outcome, run_private
+from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.problem import Problem
@@ -201,6 +197,8 @@ class PrivateSelection(Mechanism):
 
     name = "PrivateSelection"
     theorem = "random-stopping selection: LT19 Thm 3.2 / PS22 Thm 2"
+    problem_type = (Problem, Callable)
+    problem_refusal = "run() needs a dpopt Problem or a callable problem(params) -> Problem, got {got}"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **Mechanism._parameter_constraints,
@@ -234,11 +232,13 @@ class PrivateSelection(Mechanism):
                                    expected_trials=expected_trials, shape=shape, score_share=score_share)
 
     # -- public checks ------------------------------------------------------------
-    def _build_all(self, problem: Problem | ProblemFn) -> tuple[tuple[Mechanism, Problem], ...]:
-        """Build (and plan, where possible) every candidate and its problem from public facts,
-        before the charge; all problems must share one Dataset (the data the selection protects)."""
+    def _build_all(self, problem: Problem | ProblemFn,
+                   options: RunOptions) -> tuple[tuple[tuple[Mechanism, Problem], ...], tuple[bool, ...]]:
+        """Build and plan every candidate and its problem from public facts, before the charge (each
+        candidate's :meth:`~Mechanism.plan` is its whole pre-charge path); all problems must share one
+        Dataset (the data the selection protects).  Also returns which candidates call a solver."""
         budget = self.budget.candidate
-        built = []
+        built, uses = [], []
         for i, params in enumerate(self.candidates):
             try:
                 prob = problem(dict(params)) if callable(problem) else problem
@@ -248,16 +248,17 @@ class PrivateSelection(Mechanism):
                 if not isinstance(mech, Mechanism):
                     raise MechanismError(f"build returned {type(mech).__name__}, not a dpopt Mechanism")
                 self._check_budget(mech, prob)
-                if isinstance(mech, ConvexMechanism):  # its plan and the refusal of a problem without fallback
-                    mech._check_guarantee(mech.plan(prob), prob)
+                use = mech.solver_need(prob) is not SolverNeed.NONE
+                mech.plan(prob, candidate_options(options, use))
             except (DpoptError, ValueError, TypeError) as exc:
                 raise MechanismError(f"candidate {i} {params} cannot run with the per-candidate budget "
                                      f"(ε={budget.epsilon:.6g}, δ={budget.delta:.3g}): {exc}") from exc
             built.append((mech, prob))
+            uses.append(use)
         if any(prob.loss.data is not built[0][1].loss.data for _, prob in built):
             raise MechanismError("every candidate's problem must use the same Dataset object: the selection "
                                  "protects one dataset; build the problems from one dp.Dataset")
-        return tuple(built)
+        return tuple(built), tuple(uses)
 
     def _check_budget(self, mech: Mechanism, problem: Any) -> None:
         budget = self.budget.candidate
@@ -288,61 +289,35 @@ class PrivateSelection(Mechanism):
         return params
 
     # -- the run ------------------------------------------------------------------
-    def run(self, problem: Problem | ProblemFn, *, solver: str | Path | SolverProfile | Backend = "auto",
-            time_limit: float | None = None, seed: int | None = None, threads: int | None = None,
-            keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Run the selection once and return the chosen candidate's release.
+    def plan(self, problem: Problem | ProblemFn, options: RunOptions | None = None) -> SelectionPlan:
+        """Build and plan every candidate (before the charge) and fix the candidates' run options.
 
-        Parameters
-        ----------
-        problem : Problem or callable
-            The (unperturbed) problem every candidate runs on, or ``problem(params) -> Problem``
-            when hyperparameters live in the problem (e.g. the weight of an ``L2Squared``);
-            all of them must use one Dataset object.
-        solver : str, path or Backend
-            Passed to every candidate run.
-        time_limit : None
-            Not supported (a limit would make the guarantee conditional); must be None.
-        seed : int, optional
-            For reproducible noise only; every candidate run is seeded from the selection's
-            generator.
-        threads : int, optional
-            Solver threads for the candidate runs.
-        keep_diagnostics : bool
-            Keep K, the trials' candidates, noisy and exact scores and the chosen run's solver
-            record in ``release.diagnostics`` (**not private**).
-        executor : str, Executor or dask Client, optional
-            Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
-            ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
-            profile's ``executor`` key, else in-process.  Never part of the release.
-
-        Returns
-        -------
-        Release
-            θ of the best run; ``parameters["selected"]`` holds its hyperparameters.
+        ``options.solver`` and ``threads`` go to every candidate that calls a solver on its
+        problem; a ``time_limit`` is refused (a stopped candidate would void the guarantee);
+        ``seed`` seeds the selection's generator, from which every candidate run is seeded;
+        ``keep_diagnostics`` keeps K, the trials' candidates, noisy and exact scores and the
+        chosen run's solver record (**not private**).  The release's ``parameters["selected"]``
+        holds the chosen hyperparameters.
         """
-        if not (isinstance(problem, Problem) or callable(problem)):
-            raise MechanismError(f"run() needs a dpopt Problem or a callable problem(params) -> Problem, "
-                                 f"got {type(problem).__name__}")
-        if time_limit is not None:
+        options = options or RunOptions()
+        if options.time_limit is not None:
             raise MechanismError("PrivateSelection takes no time_limit: a stopped candidate would void the "
                                  "guarantee; run without one")
-        built = self._build_all(problem)
-        uses = tuple(mech.calls_solver(prob) for mech, prob in built)
+        built, uses = self._build_all(problem, options)
         trial = isolate_candidates(built)
-        if is_explicit(solver) and not any(uses):
-            raise MechanismError(f"no candidate calls a solver on its problem, so solver={solver!r} would have "
-                                 "no effect; drop it")
-        summary = problem.summary() if isinstance(problem, Problem) else built[0][1].summary() + " (per candidate)"
+        if is_explicit(options.solver) and not any(uses):
+            raise MechanismError(f"no candidate calls a solver on its problem, so solver={options.solver!r} would "
+                                 "have no effect; drop it")
+        first = built[0][1]
+        summary = problem.summary() if isinstance(problem, Problem) else first.summary() + " (per candidate)"
+        return SelectionPlan(problem=problem, parameters=self._parameters(), summary=summary, n=first.n,
+                             feature_names=first.feature_names, profile=options.solver,
+                             trial=trial, options=tuple(candidate_options(options, use) for use in uses))
 
-        def work(rng: np.random.Generator) -> Outcome:
-            return self._select(rng, trial, solver=solver, uses=uses, threads=threads,
-                                keep_diagnostics=keep_diagnostics)
-
-        return run_private(self, work, problem=summary, n=built[0][1].n, parameters=self._parameters(), seed=seed,
-                           keep_diagnostics=keep_diagnostics, executor=executor, solver=solver,
-                           feature_names=built[0][1].feature_names)
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Draw K, run the candidates, keep the best noisy score (everything here touches the data)."""
+        assert isinstance(plan, SelectionPlan)
+        return self._select(rng, plan.trial, plan.options)
 
     def _noisy_score(self, rng: np.random.Generator, theta: np.ndarray, data: Dataset) -> tuple[float, float]:
         """(exact, noisy) score of one run; the noise is Q's score share."""
@@ -358,12 +333,12 @@ class PrivateSelection(Mechanism):
             noise = gaussian_noise(rng, self.score_sensitivity / b.score_mu, 1)[0]
         return exact, exact + float(noise)
 
-    def _select(self, rng: np.random.Generator, built: tuple[tuple[Mechanism, Problem], ...], *,
-                solver: Any, uses: tuple[bool, ...], threads: int | None, keep_diagnostics: bool) -> Outcome:
+    def _select(self, rng: np.random.Generator, built: tuple[tuple[Mechanism, Problem], ...],
+                options: tuple[RunOptions, ...]) -> Outcome:
         """Draw K, run Q K times, keep the best run (everything here touches the data).  ``built``
         holds the run's own copies (:func:`isolate_candidates`), never the user's objects.  A
-        candidate that calls no solver on its problem (``uses[i]`` False) gets ``"auto"``, never a
-        solver it would refuse: nothing here may raise for a setting checked before the charge."""
+        candidate that calls no solver on its problem gets ``"auto"`` (:func:`candidate_options`),
+        never a solver it would refuse: nothing here may raise for a setting checked before the charge."""
         k = sample_trials(rng, self.budget.law)
         best: tuple[float, int] | None = None
         best_noisy = math.nan
@@ -376,8 +351,9 @@ class PrivateSelection(Mechanism):
             sub_seed = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
             with warnings.catch_warnings():  # a candidate's (ε, δ) is internal: the selection's own was checked
                 warnings.simplefilter("ignore", WeakGuaranteeWarning)
-                release = mech.run(problem, solver=solver if uses[i] else "auto", seed=sub_seed,  # type: ignore[arg-type]
-                                   threads=threads, keep_diagnostics=keep_diagnostics)
+                o = options[i]
+                release = mech.run(problem, solver=o.solver, seed=sub_seed,  # type: ignore[arg-type]
+                                   threads=o.threads, keep_diagnostics=o.keep_diagnostics)
             private = private and release.private
             exact, noisy = self._noisy_score(rng, release.theta, problem.loss.data)
             trials.append({"candidate": i, "noisy_score": noisy, "exact_score": exact})
@@ -388,7 +364,7 @@ class PrivateSelection(Mechanism):
         chosen = -best[1]
         details: dict[str, Any] = {"trials": k, "runs": trials}
         results: tuple[OracleResult, ...] = ()
-        if keep_diagnostics and best_release.diagnostics is not None:
+        if best_release.diagnostics is not None:
             results = best_release.diagnostics.oracle_results
             details["chosen_details"] = dict(best_release.diagnostics.details)
         return Outcome(
@@ -399,6 +375,22 @@ class PrivateSelection(Mechanism):
                         "selected_parameters": dict(best_release.parameters)},
             private=private, notes=best_release.notes,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectionPlan(Plan):
+    """A planned selection: the run's copies of the candidates and each one's run options."""
+
+    trial: tuple[tuple[Mechanism, Problem], ...]
+    options: tuple[RunOptions, ...]
+
+
+def candidate_options(options: RunOptions, uses_solver: bool) -> RunOptions:
+    """A candidate's run options: the selection's solver and threads when the candidate calls a
+    solver, else ``"auto"``; no seed (drawn from the selection's generator), no executor (the
+    selection's own is in use)."""
+    return RunOptions(solver=options.solver if uses_solver else "auto", threads=options.threads,
+                      keep_diagnostics=options.keep_diagnostics)
 
 
 def isolate_candidates(built: Sequence[tuple[Mechanism, Problem]]) -> tuple[tuple[Mechanism, Problem], ...]:

@@ -21,7 +21,7 @@ On ℝ^p (no constraint set) the minimizer lies in the public ball
 ``‖θ̂‖₂ ≤ R = √(2 φ₀/Λ)``, ``φ₀ = sup_y φ(0, y)`` (compare the objective at θ̂
 and at 0; every loss here is ≥ 0 and Ω∞ ≥ 0), so L is the loss's ℓ2-Lipschitz
 constant over that ball (the squared loss is Lipschitz there).  dpopt's own
-duality-gap certificate (:mod:`dpopt.modeling.norm_certificate`) proves the
+duality-gap certificate (:mod:`dpopt.numerics.certificates`) proves the
 released pre-noise point is within ``tolerance`` of θ̂, and the sensitivity
 is ``2L/(nΛ) + 2·tolerance``.  That certificate converges like the square
 root of the solver's accuracy, hence the default ``tolerance = 1e-4``.
@@ -51,24 +51,27 @@ minimizer); the bound above is for the empirical excess risk
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from scipy.special import gammaln
 
-from dpopt.backends.base import Backend
-from dpopt.backends.profiles import SolverProfile
 from dpopt.errors import MechanismError
-from dpopt.executors import ExecutorSpec
-from dpopt.mechanisms.base import NoiseChoice, NoiseSpec, OnUncertified, Plan, template_problem
+from dpopt.mechanisms.base import (
+    ConvexPlan,
+    NoiseChoice,
+    NoiseSpec,
+    OnUncertified,
+    RunOptions,
+    template_problem,
+)
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.params import Integral, Interval, arguments
-from dpopt.mechanisms.release import Release
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm
-from dpopt.modeling.submodular import polyhedron_gaussian_width
 from dpopt.modeling.submodular_norms import SubmodularNorm
+from dpopt.numerics.submodular_lp import polyhedron_gaussian_width
 from dpopt.privacy.ledger import Ledger
 
 __all__ = ["SubmodularOutputPerturbation", "lemma1_excess_risk", "loss_at_zero_bound", "theorem1_lambda"]
@@ -185,7 +188,7 @@ class SubmodularOutputPerturbation(OutputPerturbation):
         dom = {1: radius * math.sqrt(problem.dim), 2: radius, "inf": radius}
         return problem.loss.constants(dom).lipschitz_l2, radius
 
-    def plan(self, problem: Problem) -> Plan:
+    def calibrate(self, problem: Problem) -> ConvexPlan:
         norm = self._check(problem)
         lam_sc = problem.strong_convexity
         L, radius = self._lipschitz(problem)
@@ -203,15 +206,12 @@ class SubmodularOutputPerturbation(OutputPerturbation):
             "excess_risk_bound": risk["total"], "excess_risk_terms": risk,
             "projected": self.project, "neighbouring": "replace-one",
         }
-        return Plan(template_problem(problem), NoiseSpec("none", 0.0), output, self.tolerance, params,
-                    project_output=self.project)
+        return ConvexPlan(template=template_problem(problem), linear_noise=NoiseSpec("none", 0.0), output_noise=output,
+                          tolerance=self.tolerance, parameters=params, project_output=self.project)
 
-    def run(self, problem: Problem, *, solver: str | Path | SolverProfile | Backend = "auto",
-            time_limit: float | None = None, seed: int | None = None,
-            threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
-        """Run once (see :meth:`ConvexMechanism.run`); ``solver="auto"`` is Clarabel."""
-        if isinstance(solver, str) and solver.lower() == "auto":
-            solver = "clarabel"
-        return super().run(problem, solver=solver, time_limit=time_limit, seed=seed, threads=threads,
-                           keep_diagnostics=keep_diagnostics, executor=executor)
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> ConvexPlan:
+        """As :meth:`ConvexMechanism.plan`; ``solver="auto"`` is Clarabel."""
+        options = options or RunOptions()
+        if isinstance(options.solver, str) and options.solver.lower() == "auto":
+            options = replace(options, solver="clarabel")
+        return super().plan(problem, options)

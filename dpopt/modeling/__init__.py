@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dpopt._lazy import attach
 
 if TYPE_CHECKING:
+    from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth
     from dpopt.modeling.dataset import Dataset
     from dpopt.modeling.losses import (
         HingeLoss,
@@ -22,21 +23,11 @@ if TYPE_CHECKING:
         SquaredLoss,
     )
     from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
-    from dpopt.modeling.potentials import (
-        EntropyPotential,
-        EuclideanPotential,
-        GroupL1Potential,
-        NuclearPotential,
-        Potential,
-        QNormPotential,
-    )
     from dpopt.modeling.problem import Problem
     from dpopt.modeling.regularizers import L1Norm, L2Squared
     from dpopt.modeling.schema import Binary, Categorical, Numeric, Schema
     from dpopt.modeling.sets import (
         Box,
-        ConstraintSet,
-        GaussianWidth,
         L1Ball,
         L2Ball,
         LinfBall,
@@ -67,12 +58,9 @@ __all__ = [
     "ConcaveCardinality",
     "ConstraintSet",
     "Dataset",
-    "EntropyPotential",
-    "EuclideanPotential",
     "GaussianWidth",
     "GroupCoverage",
     "GroupL1Ball",
-    "GroupL1Potential",
     "HPolytope",
     "HingeLoss",
     "HuberLoss",
@@ -88,12 +76,9 @@ __all__ = [
     "LossConstants",
     "NonNegative",
     "NuclearNormBall",
-    "NuclearPotential",
     "Numeric",
     "Perturbation",
-    "Potential",
     "Problem",
-    "QNormPotential",
     "Quadratic",
     "Schema",
     "SetFunction",
@@ -118,12 +103,6 @@ _EXPORTS = {
     "Linear": "dpopt.modeling.perturbation",
     "Perturbation": "dpopt.modeling.perturbation",
     "Quadratic": "dpopt.modeling.perturbation",
-    "EntropyPotential": "dpopt.modeling.potentials",
-    "EuclideanPotential": "dpopt.modeling.potentials",
-    "GroupL1Potential": "dpopt.modeling.potentials",
-    "NuclearPotential": "dpopt.modeling.potentials",
-    "Potential": "dpopt.modeling.potentials",
-    "QNormPotential": "dpopt.modeling.potentials",
     "Problem": "dpopt.modeling.problem",
     "L1Norm": "dpopt.modeling.regularizers",
     "L2Squared": "dpopt.modeling.regularizers",
@@ -132,8 +111,8 @@ _EXPORTS = {
     "Numeric": "dpopt.modeling.schema",
     "Schema": "dpopt.modeling.schema",
     "Box": "dpopt.modeling.sets",
-    "ConstraintSet": "dpopt.modeling.sets",
-    "GaussianWidth": "dpopt.modeling.sets",
+    "ConstraintSet": "dpopt.modeling.constraint_set",
+    "GaussianWidth": "dpopt.modeling.constraint_set",
     "L1Ball": "dpopt.modeling.sets",
     "L2Ball": "dpopt.modeling.sets",
     "LinfBall": "dpopt.modeling.sets",

@@ -28,138 +28,23 @@ from typing import Any, Literal
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
-from dpopt.modeling.distributed import is_dask_array, is_file_collection
-from dpopt.modeling.schema import UNSEEN_POLICIES, Categorical, Schema
+from dpopt.modeling.norms import inverse_order, norm_order
+from dpopt.modeling.readers import (
+    is_dask_array,
+    is_file_collection,
+    table_declarations,
+    text_columns,
+)
+from dpopt.modeling.rows import (
+    as_finite_array,
+    check_bound,
+    enforce_labels,
+    enforce_rows,
+    label_values,
+)
+from dpopt.modeling.schema import Schema
 
 Norm = Literal[1, 2, "inf"]
-_NORMS: dict[object, float] = {1: 1.0, 2: 2.0, "inf": np.inf, np.inf: np.inf, float("inf"): np.inf}
-
-
-def norm_order(norm: object) -> float:
-    """Return the numpy order for a declared norm (1, 2 or ``"inf"``).
-
-    Raises
-    ------
-    ModelError
-        If the norm is not one of 1, 2, ``"inf"``.
-    """
-    try:
-        return _NORMS[norm]
-    except (KeyError, TypeError):
-        raise ModelError(f"unknown norm {norm!r}: use 1, 2 or 'inf'") from None
-
-
-def dual_order(order: float) -> float:
-    """The Hölder conjugate of a norm order (1 ↔ ∞, 2 ↔ 2)."""
-    if order == 1.0:
-        return np.inf
-    if order == np.inf:
-        return 1.0
-    return order / (order - 1.0)
-
-
-def _inverse(order: float) -> float:
-    """1/p, with 1/∞ = 0."""
-    return 0.0 if order == np.inf else 1.0 / order
-
-
-def _as_finite_array(a: object, name: str, ndim: int) -> np.ndarray:
-    arr = _numeric_array(a, name, ndim)
-    if not np.all(np.isfinite(arr)):
-        raise DataError(f"{name} contains NaN or inf entries; remove or impute them first")
-    return arr
-
-
-def clip_rows(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
-    """X with every row whose ``norm``-norm exceeds ``bound`` scaled onto it (a per-row map).
-
-    Rows within the bound (up to a relative 1e-12) are returned unchanged; the input is
-    not modified.  The bound is a declaration, never read from the data.
-    """
-    order = norm_order(norm)
-    norms = np.linalg.norm(X, ord=order, axis=1)
-    over = norms > bound * (1 + 1e-12)
-    if not over.any():
-        return X
-    out = np.array(X, dtype=np.float64)
-    out[over] *= (bound / norms[over])[:, None]
-    return out
-
-
-def enforce_rows(X: np.ndarray, order: float, bound: float, clip: bool) -> np.ndarray:
-    """Rows of X onto the declared norm bound: scaled onto it (``clip=True``) or refused.
-
-    A per-row map, so it is applied to a whole matrix or to each partition of a Dask-backed
-    one alike.  The refusal (``clip=False``) depends on the values: it checks one's own data.
-    """
-    if clip:
-        return clip_rows(X, bound, "inf" if order == np.inf else int(order))
-    if np.any(np.linalg.norm(X, ord=order, axis=1) > bound * (1 + 1e-12)):
-        name = "inf" if order == np.inf else int(order)
-        raise DataError(
-            f"some rows of X exceed the declared x_bound={bound} in the "
-            f"{name}-norm; pass clip=True to scale them onto the bound "
-            "or declare a larger bound"
-        )
-    return X
-
-
-def enforce_labels(y: np.ndarray, bound: float | None, clip: bool) -> np.ndarray:
-    """Labels onto ``[-y_bound, y_bound]`` (``clip=True``) or refused; a per-entry map."""
-    if bound is None or not np.any(np.abs(y) > bound):
-        return y
-    if not clip:
-        raise DataError(
-            f"some labels exceed the declared y_bound={bound} in absolute value; clip=False checks your "
-            "own data and is not private (whether it refuses depends on the values): pass clip=True to "
-            "clip them onto the bound or declare a larger bound"
-        )
-    return np.clip(y, -bound, bound)
-
-
-def map_feature_block(X: Any, schema: Schema | None, order: float, bound: float, clip: bool) -> np.ndarray:
-    """One partition of features onto the declarations: non-finite entries read as 0, then the
-    schema mapping and the row bound of the in-memory rules.
-
-    In memory a NaN or inf is refused when the dataset is built, before any run.  A partition
-    of Dask-backed data is first read inside a run, after the charge, where a refusal would
-    make the run fail because of one row; so there the entry is mapped (to 0, then onto the
-    schema and the norm bound) instead, like any other row outside the declaration.
-    """
-    arr = _numeric_array(X, "X", 2)
-    arr[~np.isfinite(arr)] = 0.0
-    if schema is not None:
-        arr = schema.map_rows(arr)
-    return enforce_rows(arr, order, bound, clip)
-
-
-def map_label_block(y: Any, bound: float | None, clip: bool) -> np.ndarray:
-    """One partition of labels onto the declarations: non-finite labels read as 0 (see
-    :func:`map_feature_block`), then the label bound."""
-    arr = _numeric_array(y, "y", 1)
-    arr[~np.isfinite(arr)] = 0.0
-    return enforce_labels(arr, bound, clip)
-
-
-def _numeric_array(a: object, name: str, ndim: int) -> np.ndarray:
-    try:
-        arr = np.array(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError(f"{name} must be numeric") from None
-    if arr.ndim != ndim:
-        raise DataError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    return arr
-
-
-def _check_bound(value: float | None, name: str, *, required: bool) -> float | None:
-    if value is None:
-        if required:
-            raise ModelError(f"{name} must be declared (a public bound; dpopt never reads it from data)")
-        return None
-    v = float(value)
-    if not np.isfinite(v) or v <= 0:
-        raise ModelError(f"{name} must be a positive finite number, got {value!r}")
-    return v
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,8 +107,8 @@ class Dataset:
         if is_dask_array(self.X) or is_dask_array(self.y):
             self._init_dask()
             return
-        X = _as_finite_array(self.X, "X", 2)
-        y = _as_finite_array(self.y, "y", 1)
+        X = as_finite_array(self.X, "X", 2)
+        y = as_finite_array(self.y, "y", 1)
         if X.shape[0] != y.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
         if X.shape[0] == 0 or X.shape[1] == 0:
@@ -242,8 +127,8 @@ class Dataset:
 
     def _init_dask(self) -> None:
         """A Dask-backed dataset: the same rules, applied lazily per partition
-        (:func:`dpopt.modeling.distributed.lazy_dataset_arrays`)."""
-        from dpopt.modeling.distributed import lazy_dataset_arrays
+        (:func:`dpopt.modeling.readers.lazy_dataset_arrays`)."""
+        from dpopt.modeling.readers import lazy_dataset_arrays
 
         if not self.clip:
             raise ModelError(
@@ -267,9 +152,9 @@ class Dataset:
         xb_declared = self.x_bound
         if xb_declared is None and self.schema is not None:
             xb_declared = self.schema.row_norm_bound(order)
-        xb = _check_bound(xb_declared, "x_bound", required=True)
+        xb = check_bound(xb_declared, "x_bound", required=True)
         assert xb is not None
-        return xb, _check_bound(self.y_bound, "y_bound", required=False)
+        return xb, check_bound(self.y_bound, "y_bound", required=False)
 
     def _set(self, X: Any, y: Any, xb: float, yb: float | None, order: float) -> None:
         object.__setattr__(self, "X", X)
@@ -303,7 +188,7 @@ class Dataset:
 
     @property
     def is_distributed(self) -> bool:
-        """True when ``X`` and ``y`` are Dask arrays (data-parallel gradients, issue 14)."""
+        """True when ``X`` and ``y`` are Dask arrays (gradients are then reduced per partition)."""
         return is_dask_array(self.X)
 
     @property
@@ -327,7 +212,7 @@ class Dataset:
         if target >= src:  # ‖x‖_q ≤ ‖x‖_p for q ≥ p
             return self.x_bound
         # ‖x‖_q ≤ d^(1/q − 1/p) ‖x‖_p for q < p
-        return self.x_bound * d ** (_inverse(target) - _inverse(src))
+        return self.x_bound * d ** (inverse_order(target) - inverse_order(src))
 
     def labels_are_binary(self) -> bool:
         """True when every label is −1 or +1: a check of one's own data, which reads the labels.
@@ -338,7 +223,7 @@ class Dataset:
         construction; otherwise the labels are read once (a pass over ``y``) and the answer is kept.
         """
         if self._binary is None:
-            from dpopt.modeling.distributed import compute
+            from dpopt.modeling.readers import compute
 
             flag = np.all(np.abs(self.y) == 1.0)
             object.__setattr__(self, "_binary", bool(compute(flag)[0] if self.is_distributed else flag))
@@ -380,7 +265,7 @@ class Dataset:
         """
         if not 0 <= i < self.n:
             raise DataError(f"row index out of range for a dataset of {self.n} rows")
-        xr = _as_finite_array(x, "x", 1)
+        xr = as_finite_array(x, "x", 1)
         if xr.shape[0] != self.n_features:
             raise DataError(f"x must have {self.n_features} entries, got {xr.shape[0]}")
         X = self.X.copy()  # a Dask array: a lazy copy with the row assigned, same partitions
@@ -452,7 +337,7 @@ class Dataset:
             A column is missing, a numeric column is not numeric or holds NaN/inf, or a value
             outside its declaration under an ``"error"`` policy (messages name no value).
         """
-        schema, pair = _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        schema, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         if not isinstance(scale, bool):
             raise ModelError(f"scale must be True or False, got {scale!r}")
         schema = schema.unit_scaled() if scale else schema
@@ -506,13 +391,13 @@ class Dataset:
         """
         import pandas as pd
 
-        _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         if is_file_collection(path):  # every column as text: distributed.read_encoded sets the dtypes
             return cls._from_files("csv", path, schema, label, classes=classes, positive=positive,
                                    intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
                                    bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
                                    options=read_csv)
-        read_csv.setdefault("dtype", _text_columns(schema, label, classes, positive))
+        read_csv.setdefault("dtype", text_columns(schema, label, classes, positive))
         try:
             frame = pd.read_csv(path, **read_csv)
         except FileNotFoundError:
@@ -526,7 +411,7 @@ class Dataset:
                      positive: Any = None, intercept: bool = False, unseen: str = "zero",
                      unknown_label: str = "negative", scale: bool = True, x_bound: float | None = None,
                      x_norm: Norm = 2, y_bound: float | None = None, clip: bool = True) -> Dataset:
-        """A Dask-backed dataset from parquet files, one partition per file (issue 14, item 3).
+        """A Dask-backed dataset from parquet files, one partition per file.
 
         Each file is read (only the declared columns and the label) and encoded exactly as
         :meth:`from_frame` encodes a table — the same schema (one-hot over declared categories,
@@ -536,7 +421,7 @@ class Dataset:
         when the dataset is built: the row count of each file comes from its parquet metadata,
         so the partitioning is fixed by the files, never by their values.  Gradients over the
         dataset are reduced per partition on the Dask cluster
-        (:class:`~dpopt.modeling.clipping.ClippedGradient`).
+        (:class:`~dpopt.numerics.clipping.ClippedGradient`).
 
         Parameters
         ----------
@@ -560,7 +445,7 @@ class Dataset:
         ignored).  ``clip=False``, ``unseen="error"`` and ``unknown_label="error"``, which
         refuse rows by their values, are refused here.
         """
-        _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         return cls._from_files("parquet", paths, schema, label, classes=classes, positive=positive,
                                intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
                                bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
@@ -571,9 +456,9 @@ class Dataset:
                     positive: Any, intercept: bool, unseen: str, unknown_label: str, scale: bool,
                     bounds: dict[str, Any], options: dict[str, Any]) -> Dataset:
         """The Dask-backed dataset of :meth:`from_parquet` / :meth:`from_csv` over many files."""
-        from dpopt.modeling.distributed import read_encoded
+        from dpopt.modeling.readers import read_encoded
 
-        full, pair = _table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        full, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
         if not isinstance(scale, bool):
             raise ModelError(f"scale must be True or False, got {scale!r}")
         full = full.unit_scaled() if scale else full
@@ -593,81 +478,3 @@ class Dataset:
         )
 
 
-#: the policies for a label outside the declared classes (:meth:`Dataset.from_frame`)
-UNKNOWN_LABEL_POLICIES = ("negative", "error")
-
-
-def _table_declarations(schema: object, label: object, classes: Sequence[Any] | None, positive: Any,
-                        intercept: object, unseen: object, unknown_label: object,
-                        ) -> tuple[Schema, tuple[Any, Any] | None]:
-    """Check a table's public declarations (before any value is read); the schema to use and
-    the (negative, positive) pair of classes, if any."""
-    if not isinstance(schema, Schema):
-        raise ModelError(f"reading a table needs a dpopt Schema, got {type(schema).__name__}")
-    if not isinstance(label, str):
-        raise ModelError(f"label must be the name of the label column, got {label!r}")
-    if unseen not in UNSEEN_POLICIES:
-        raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {unseen!r}")
-    if unknown_label not in UNKNOWN_LABEL_POLICIES:
-        raise ModelError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}, got {unknown_label!r}")
-    if not isinstance(intercept, bool):
-        raise ModelError(f"intercept must be True or False, got {intercept!r}")
-    pair: tuple[Any, Any] | None = None
-    if classes is not None:
-        if positive is not None:
-            raise ModelError("give classes=[negative, positive] or positive=..., not both")
-        if isinstance(classes, (str, bytes)) or len(list(classes)) != 2:
-            raise ModelError("classes must be a sequence of two values: [negative, positive]")
-        neg, pos = list(classes)
-        if _equal(neg, pos):
-            raise ModelError("the two classes must differ")
-        pair = (neg, pos)
-    if label in {name for name, _ in schema.columns}:
-        raise ModelError(f"the label {label!r} is also a declared feature column")
-    return (schema.with_intercept() if intercept else schema), pair
-
-
-def _equal(a: object, b: object) -> bool:
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return False
-
-
-def label_values(frame: Any, label: str, pair: tuple[Any, Any] | None, positive: Any,
-                 unknown_label: str) -> np.ndarray:
-    """The label column of a table: raw values (regression) or ±1 through the declared classes."""
-    try:
-        raw = np.asarray(frame[label])
-    except (KeyError, IndexError, TypeError):
-        raise DataError(f"the table has no label column {label!r}") from None
-    if raw.ndim != 1:
-        raise DataError(f"the label column {label!r} must be 1-D")
-    return raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
-
-
-def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,
-                  unknown_label: str) -> np.ndarray:
-    """±1 labels: ``pair`` = (negative, positive), or one-vs-rest for ``positive``."""
-    values = raw.tolist()
-    if pair is None:
-        return np.array([1.0 if _equal(v, positive) else -1.0 for v in values])
-    neg, pos = pair
-    is_pos = np.array([_equal(v, pos) for v in values], dtype=bool)
-    if unknown_label == "error":
-        is_neg = np.array([_equal(v, neg) for v in values], dtype=bool)
-        if not np.all(is_pos | is_neg):
-            raise DataError("the label column holds a value outside the declared classes (or a missing "
-                            "one); unknown_label='error' checks your own table and is not private — a "
-                            "private run uses unknown_label='negative'")
-    return np.where(is_pos, 1.0, -1.0)
-
-
-def _text_columns(schema: Schema, label: str, classes: Sequence[Any] | None, positive: Any) -> dict[str, type]:
-    """Columns pandas should read as text: categoricals (and the label) declared with strings."""
-    dtype: dict[str, type] = {name: str for name, spec in schema.columns
-                              if isinstance(spec, Categorical) and all(isinstance(c, str) for c in spec.categories)}
-    declared = list(classes) if classes is not None else ([positive] if positive is not None else [])
-    if declared and all(isinstance(c, str) for c in declared):
-        dtype[label] = str
-    return dtype

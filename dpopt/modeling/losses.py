@@ -146,7 +146,7 @@ class Loss(ABC):
     def value(self, theta: np.ndarray) -> float:
         """Average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i) (per partition on a Dask-backed dataset)."""
         if self.data.is_distributed:
-            from dpopt.modeling.distributed import loss_value
+            from dpopt.modeling.readers import loss_value
 
             return loss_value(self, theta)
         z = self.data.X @ theta
@@ -155,9 +155,9 @@ class Loss(ABC):
     def gradient(self, theta: np.ndarray) -> np.ndarray:
         """Gradient of the average loss (per partition on a Dask-backed dataset)."""
         if self.data.is_distributed:
-            from dpopt.modeling.distributed import clipped_sum
+            from dpopt.modeling.readers import gradient_sum
 
-            return clipped_sum(self, theta, order=2.0, cap=math.inf)[0] / self.data.n
+            return gradient_sum(self, theta) / self.data.n
         z = self.data.X @ theta
         return self.data.X.T @ self.dphi(z, self.data.y) / self.data.n
 

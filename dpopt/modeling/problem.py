@@ -14,7 +14,7 @@ from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.regularizers import Regularizer
 
 if TYPE_CHECKING:
-    from dpopt.modeling.sets import ConstraintSet
+    from dpopt.modeling.constraint_set import ConstraintSet
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Problem:
     perturbation: Perturbation | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        from dpopt.modeling.sets import ConstraintSet
+        from dpopt.modeling.constraint_set import ConstraintSet
 
         if not isinstance(self.loss, Loss):
             raise ModelError(f"loss must be a dpopt Loss, got {type(self.loss).__name__}")

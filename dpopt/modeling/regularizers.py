@@ -47,7 +47,7 @@ class Regularizer(ABC):
         ``(a, b)`` when the term is exactly ``a·½‖θ‖₂² + b‖θ‖₁`` (None otherwise):
         proximal-gradient methods and the scipy backend then take ``a`` into the
         smooth part and ``b`` into the exact ℓ1 prox composed with the set's
-        projection (:func:`dpopt.modeling.prox.composite_prox`), so they accept the
+        projection (:func:`dpopt.numerics.prox.composite_prox`), so they accept the
         term; :class:`~dpopt.modeling.problem.Problem` sums them into
         ``l2_weight`` and ``l1_weight``.
     """
@@ -142,6 +142,9 @@ class L1Norm(Regularizer):
 
     def prox(self, v: np.ndarray, step: float) -> np.ndarray:
         """Soft thresholding at ``step·λ``."""
-        from dpopt.modeling.prox import soft_threshold
-
         return soft_threshold(np.asarray(v, dtype=np.float64), step * self.lam)
+
+
+def soft_threshold(v: np.ndarray, t: float) -> np.ndarray:
+    """Componentwise sign(v)·max(|v| − t, 0)."""
+    return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)

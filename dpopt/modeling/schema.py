@@ -7,8 +7,7 @@ category) or ``Intercept()`` (the constant 1, never read from the table; see
 :meth:`Schema.with_intercept`).  Everything dpopt decides before or around the data — the integer scaling
 of the 0/1-loss MIPs, their coefficient limits, the grouped backend's column split and
 size limits, the declared row-norm bound — is computed from these declarations, never
-from the values (issue 10, item 1: a decision read off the data is a bit outside the
-noise).
+from the values (a decision read off the data would be a bit outside the noise).
 
 Rows are mapped onto the declaration *row by row* (:meth:`Schema.map_rows`): a value off
 the grid is rounded to the nearest grid point, a value out of bounds is clipped, a broken
@@ -534,7 +533,7 @@ class Schema:
         Each column contributes its largest |value| (``integer_bound / s``); a one-hot block
         contributes one 1.
         """
-        from dpopt.modeling.dataset import norm_order
+        from dpopt.modeling.norms import norm_order
 
         p = norm_order(order)
         c = self._cols

@@ -24,7 +24,6 @@ backend their ``solver=`` names instead.
 
 from __future__ import annotations
 
-import importlib
 import math
 import warnings
 from collections.abc import Sequence
@@ -35,18 +34,17 @@ import numpy as np
 from scipy import integrate, special
 from scipy.sparse.linalg import svds
 
+from dpopt import plugins
 from dpopt.errors import ModelError
+from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth, Norm
 from dpopt.modeling.sets import (
-    ConstraintSet,
-    GaussianWidth,
-    Norm,
     NormBall,
     VertexPolytope,
-    _check_vector,
-    _init_set,
-    _positive_finite,
-    _project_simplex,
-    _unit,
+    check_vector,
+    init_set,
+    positive_finite,
+    project_simplex,
+    unit_vector,
 )
 from dpopt.modeling.variable import Variable, dimension_of
 
@@ -62,7 +60,7 @@ def _project_l1_nonneg(s: np.ndarray, r: float) -> np.ndarray:
     """Projection of a non-negative vector onto ``{w ≥ 0 : Σ w ≤ r}``."""
     if float(np.sum(s)) <= r:
         return s.copy()
-    return _project_simplex(s, r)
+    return project_simplex(s, r)
 
 
 # ---------------------------------------------------------------------------
@@ -140,8 +138,8 @@ class GroupL1Ball(NormBall):
     _labels: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64), repr=False)
 
     def __init__(self, var: Variable | int, radius: float, groups: object) -> None:
-        _init_set(self, var)
-        object.__setattr__(self, "r", _positive_finite(radius, "GroupL1Ball radius"))
+        init_set(self, var)
+        object.__setattr__(self, "r", positive_finite(radius, "GroupL1Ball radius"))
         parsed = _parse_groups(groups, self.dim)
         object.__setattr__(self, "groups", parsed)
         labels = np.empty(self.dim, dtype=np.int64)
@@ -168,7 +166,7 @@ class GroupL1Ball(NormBall):
 
     def group_norms(self, v: np.ndarray) -> np.ndarray:
         """``‖v_G‖₂`` for every group G, in group order."""
-        v = _check_vector(v, self.dim, "v")
+        v = check_vector(v, self.dim, "v")
         return self._group_norms(v)
 
     def _group_norms(self, v: np.ndarray) -> np.ndarray:
@@ -182,7 +180,7 @@ class GroupL1Ball(NormBall):
         norms = self._group_norms(g)
         k = int(np.argmax(norms))
         if norms[k] == 0.0:
-            return _unit(self.dim, int(self.groups[0][0]), self.r)
+            return unit_vector(self.dim, int(self.groups[0][0]), self.r)
         out = np.zeros(self.dim)
         idx = self.groups[k]
         out[idx] = (-self.r / norms[k]) * g[idx]
@@ -313,8 +311,8 @@ class NuclearNormBall(NormBall):
     variable: Variable | None = field(default=None, compare=False)
 
     def __init__(self, var: Variable | int, radius: float, *, shape: tuple[int, int]) -> None:
-        _init_set(self, var)
-        object.__setattr__(self, "r", _positive_finite(radius, "NuclearNormBall radius"))
+        init_set(self, var)
+        object.__setattr__(self, "r", positive_finite(radius, "NuclearNormBall radius"))
         p, q = _check_shape(shape)
         if p * q != self.dim:
             raise ModelError(f"shape {shape} has {p * q} entries but the variable has size {self.dim}")
@@ -322,7 +320,7 @@ class NuclearNormBall(NormBall):
 
     def as_matrix(self, v: np.ndarray) -> np.ndarray:
         """The (p, q) matrix of a parameter vector (row-major)."""
-        return _check_vector(v, self.dim, "v").reshape(self.shape)
+        return check_vector(v, self.dim, "v").reshape(self.shape)
 
     def norm(self, v: np.ndarray) -> float:
         """The nuclear norm of the matrix of ``v``."""
@@ -331,7 +329,7 @@ class NuclearNormBall(NormBall):
     def _lmo(self, g: np.ndarray) -> np.ndarray:
         s, u, v = top_singular_pair(g.reshape(self.shape))
         if s == 0.0:
-            return _unit(self.dim, 0, self.r)
+            return unit_vector(self.dim, 0, self.r)
         return (-self.r * np.outer(u, v)).ravel()
 
     def _support(self, g: np.ndarray) -> float:
@@ -395,21 +393,18 @@ class PolytopeSolver(Protocol):
         ...
 
 
-_POLYTOPE_SOLVER: list[PolytopeSolver] = []
-#: the module that installs the default polytope solver (loaded by name, like a plug-in)
-DEFAULT_POLYTOPE_SOLVER_MODULE = "dpopt.backends.lp"
 
 
 def install_polytope_solver(solver: PolytopeSolver) -> None:
     """Make ``solver`` the one every :class:`HPolytope` uses for its geometry."""
-    _POLYTOPE_SOLVER[:] = [solver]
+    plugins.install(plugins.POLYTOPE_SOLVER, solver)
 
 
 def polytope_solver() -> PolytopeSolver:
-    """The installed polytope solver (the default module is imported on first use)."""
-    if not _POLYTOPE_SOLVER:
-        importlib.import_module(DEFAULT_POLYTOPE_SOLVER_MODULE)
-    return _POLYTOPE_SOLVER[0]
+    """The installed polytope solver (:data:`dpopt.plugins.POLYTOPE_SOLVER`; the default,
+    :mod:`dpopt.backends.lp`, is imported on first use)."""
+    solver: PolytopeSolver = plugins.routine(plugins.POLYTOPE_SOLVER)
+    return solver
 
 
 def _minimize_linear(c: np.ndarray, A: np.ndarray, b: np.ndarray) -> LinearAnswer:
@@ -512,7 +507,7 @@ class HPolytope(ConstraintSet):
         box = np.empty((2, self.dim))
         for i in range(self.dim):
             for row, sign in ((0, 1.0), (1, -1.0)):
-                res = _minimize_linear(_unit(self.dim, i, sign), self.A, self.b)
+                res = _minimize_linear(unit_vector(self.dim, i, sign), self.A, self.b)
                 if res.status == "infeasible":
                     raise ModelError("HPolytope is empty: the inequalities A v ≤ b have no solution")
                 if res.status == "unbounded":
@@ -542,7 +537,7 @@ class HPolytope(ConstraintSet):
         reports is computed from the bounding box, and so are the Lipschitz constants
         and sensitivities built on them; clipping the answer to the box (exact in
         floating point) keeps every iterate built from LMO answers inside the box, so
-        those constants hold at the iterates by construction (issue 10, item 5).  The
+        those constants hold at the iterates by construction.  The
         mechanisms also clip per-example gradients, so privacy does not rest on this alone.
         """
         res = _minimize_linear(g, self.A, self.b)
@@ -582,7 +577,7 @@ class HPolytope(ConstraintSet):
         """
         if not (tol >= 0):
             raise ModelError(f"tol must be non-negative, got {tol!r}")
-        arr = _check_vector(v, self.dim, "v", finite=False)
+        arr = check_vector(v, self.dim, "v", finite=False)
         if not np.all(np.isfinite(arr)):
             return False
         viol = (self.A @ arr - self.b) / np.linalg.norm(self.A, axis=1)

@@ -19,17 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth, Norm
 from dpopt.modeling.regularizers import Regularizer
 from dpopt.modeling.sets import (
-    ConstraintSet,
-    GaussianWidth,
     L1Ball,
     LinfBall,
-    Norm,
     NormBall,
     VertexPolytope,
-    _init_set,
-    _positive_finite,
+    init_set,
+    positive_finite,
 )
 from dpopt.modeling.submodular import (
     ENUMERATE_MAX_P,
@@ -37,10 +35,11 @@ from dpopt.modeling.submodular import (
     ConcaveCardinality,
     Indicator,
     SetFunction,
-    _subset_masks,
     dual_norm,
     dual_norm_argmax,
     omega,
+    subset_masks,
+    vertex_blocks,
 )
 from dpopt.modeling.variable import Variable, dimension_of
 
@@ -116,15 +115,13 @@ class SubmodularNorm(Regularizer):
             For the families whose ``|P|(F)`` is not such a product (the projection
             onto it would be iterative).
         """
-        from dpopt.modeling.apg import _product_l1_blocks, _prox_omega
-
-        blocks = _product_l1_blocks(self.F)
+        blocks = product_l1_blocks(self.F)
         if blocks is None:
             raise BackendCapabilityError(
                 f"SubmodularNorm for {self.F.describe()} has no closed-form proximal map "
                 "(its blocks overlap or are not ℓ1 balls)"
             )
-        return _prox_omega(blocks, step * self.lam, np.asarray(v, dtype=np.float64))
+        return prox_omega(blocks, step * self.lam, np.asarray(v, dtype=np.float64))
 
     def __repr__(self) -> str:
         return f"SubmodularNorm({self.F.describe()}, lam={self.lam:g})"
@@ -164,9 +161,9 @@ class SubmodularNormBall(NormBall):
     variable: Variable | None = field(default=None, compare=False)
 
     def __init__(self, var: Variable | int, F: SetFunction, radius: float = 1.0) -> None:
-        _init_set(self, var)
+        init_set(self, var)
         object.__setattr__(self, "F", _check_F(F, self.dim))
-        object.__setattr__(self, "r", _positive_finite(radius, "SubmodularNormBall radius"))
+        object.__setattr__(self, "r", positive_finite(radius, "SubmodularNormBall radius"))
 
     def __repr__(self) -> str:
         return f"SubmodularNormBall({self.F.describe()}, r={self.r:g})"
@@ -263,7 +260,7 @@ class SubmodularNormBall(NormBall):
         special = self._as_norm_ball()
         if special is not None:
             return special.vertices(max_count=max(1, int(self.n_vertices)))
-        masks = _subset_masks(self.dim)
+        masks = subset_masks(self.dim)
         vals = np.array([self.F.value_mask(m) for m in masks])
         rows = []
         for m, val in zip(masks, vals, strict=True):
@@ -288,3 +285,45 @@ class SubmodularNormBall(NormBall):
             top = np.cumsum(-np.sort(-np.abs(G), axis=1), axis=1)
             return self.r * np.max(top / self.F.h[1:], axis=1)
         return np.array([self._support(row) for row in G])
+
+
+def product_l1_blocks(F: SetFunction) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """|P|(F) as a product of scaled ℓ1 balls: ``[(idx (m, k), weights (m,)), ...]``, or None."""
+    blocks = vertex_blocks(F)
+    if blocks is None:
+        return None
+    seen = np.zeros(F.p, dtype=np.int64)
+    out = []
+    for b in blocks:
+        k = b.idx.shape[1]
+        if b.V.shape != (2 * k, k) or not np.array_equal(b.V, np.vstack([np.eye(k), -np.eye(k)])):
+            return None
+        np.add.at(seen, b.idx.ravel(), 1)
+        out.append((np.asarray(b.idx), np.asarray(b.weights, dtype=np.float64)))
+    return out if int(seen.max(initial=0)) <= 1 else None
+
+
+def project_l1(v: np.ndarray, r: float) -> np.ndarray:
+    """Euclidean projection onto the ℓ1 ball of radius r (sort-based, exact)."""
+    a = np.abs(v)
+    if float(a.sum()) <= r:
+        return v.copy()
+    u = np.sort(a)[::-1]
+    css = np.cumsum(u) - r
+    ind = np.arange(1, a.size + 1)
+    rho = np.flatnonzero(u - css / ind > 0)[-1]
+    tau = css[rho] / (rho + 1.0)
+    return np.sign(v) * np.maximum(a - tau, 0.0)
+
+
+def prox_omega(blocks: list[tuple[np.ndarray, np.ndarray]], lam: float, v: np.ndarray) -> np.ndarray:
+    """prox_{lam·Ω∞}(v) = v − Proj_{lam·|P|(F)}(v) for a product of scaled ℓ1 balls (Moreau)."""
+    proj = np.zeros_like(v)
+    for idx, w in blocks:
+        if idx.shape[1] == 1:  # segments [−w, w]
+            i = idx[:, 0]
+            proj[i] = np.clip(v[i], -lam * w, lam * w)
+            continue
+        for j in range(idx.shape[0]):
+            proj[idx[j]] = project_l1(v[idx[j]], lam * float(w[j]))
+    return v - proj

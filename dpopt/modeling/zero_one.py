@@ -9,7 +9,7 @@ Margins are evaluated exactly, in integers: the data carry a declared
 The paper states the loss with real margins; floating point can call a margin that is
 exactly zero (a point on the hyperplane, an error) slightly positive or negative.  Every
 discrete backend, their re-checks and :meth:`ZeroOneLoss.values` use these same integers,
-so they agree exactly (issue 10, item 4).
+so they agree exactly (no floating-point margin can differ between them).
 """
 
 from __future__ import annotations

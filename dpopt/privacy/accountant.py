@@ -28,7 +28,7 @@ gradient has ℓ2 sensitivity ``Δ = 2L/n``, so the paper's σ is
 and the same σ reads ``√(32T) log(T/δ) Δ / ε``).  The paper cites the strong
 composition theorem (Dwork–Rothblum–Vadhan 2010) and BST14 Thm 2.1 for it; it is
 valid (every accountant here certifies it for the grid tested in
-``tests/test_accountant.py``) but loose: the RDP σ is several times smaller,
+``tests/unit/test_accountant.py``) but loose: the RDP σ is several times smaller,
 mostly because log²(T/δ) stands where √(log(1/δ)) suffices.
 
 The accountants are called with their default add/remove-one relation and the
@@ -49,7 +49,7 @@ from scipy import optimize
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import (
-    _as_real,
+    as_real,
     check_epsilon_delta,
     check_sensitivity,
     gaussian_sigma_analytic,
@@ -204,7 +204,7 @@ def gaussian_sigma_for_composition(
     sens = check_sensitivity(sensitivity)
     t = check_steps(steps)
     meth = _check_method(method)
-    tol = _as_real(rtol, "rtol", "in [1e-12, 0.1]")
+    tol = as_real(rtol, "rtol", "in [1e-12, 0.1]")
     if not (1e-12 <= tol <= 0.1):
         raise PrivacyParameterError(f"rtol must be in [1e-12, 0.1], got {tol!r}")
     if sens == 0.0:
@@ -310,7 +310,7 @@ def check_sampling_rate(rate: object) -> float:
     PrivacyParameterError
         If q is not a real number in (0, 1].
     """
-    q = _as_real(rate, "sampling_rate", "in (0, 1]")
+    q = as_real(rate, "sampling_rate", "in (0, 1]")
     if not (0.0 < q <= 1.0):
         raise PrivacyParameterError(f"sampling_rate (the Poisson rate q) must be in (0, 1], got {q!r}")
     return q
@@ -339,7 +339,7 @@ def sampled_gaussian_multiplier(sampling_rate: float, steps: int, epsilon: float
     eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     q = check_sampling_rate(sampling_rate)
     t = check_steps(steps)
-    tol = _as_real(rtol, "rtol", "in [1e-12, 0.1]")
+    tol = as_real(rtol, "rtol", "in [1e-12, 0.1]")
     if not (1e-12 <= tol <= 0.1):
         raise PrivacyParameterError(f"rtol must be in [1e-12, 0.1], got {tol!r}")
     return _sampled_multiplier(q, t, eps, dlt, tol)

@@ -50,7 +50,7 @@ _MACHINE_EPS = float(np.finfo(np.float64).eps)
 _LOG_ZERO = -1.0e6
 
 
-def _as_real(value: object, name: str, allowed: str) -> float:
+def as_real(value: object, name: str, allowed: str) -> float:
     """Convert ``value`` to a Python float, refusing bools, strings and non-reals.
 
     NaN and infinities are converted, not refused; callers check the range.
@@ -89,11 +89,11 @@ def check_epsilon_delta(
         the allowed range.
     """
     eps_range = "in (0, inf)"
-    eps = _as_real(epsilon, "epsilon", eps_range)
+    eps = as_real(epsilon, "epsilon", eps_range)
     if not (math.isfinite(eps) and eps > 0.0):
         raise PrivacyParameterError(f"epsilon must be finite and > 0 ({eps_range}), got {eps!r}")
     delta_range = "in [0, 1)" if allow_zero_delta else "in (0, 1)"
-    dlt = _as_real(delta, "delta", delta_range)
+    dlt = as_real(delta, "delta", delta_range)
     low_ok = dlt >= 0.0 if allow_zero_delta else dlt > 0.0
     if not (math.isfinite(dlt) and low_ok and dlt < 1.0):
         hint = (
@@ -114,7 +114,7 @@ def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:
         If the value is not a real number, is NaN, infinite or negative.
     """
     allowed = "in [0, inf)"
-    value = _as_real(sensitivity, name, allowed)
+    value = as_real(sensitivity, name, allowed)
     if not (math.isfinite(value) and value >= 0.0):
         raise PrivacyParameterError(
             f"{name} must be finite and >= 0 ({allowed}), got {value!r}; "
@@ -268,10 +268,10 @@ def gaussian_delta(sigma: float, sensitivity_l2: float, epsilon: float) -> float
     float
         δ in [0, 1].  It is 0 when Δ = 0 and 1 when σ = 0 < Δ.
     """
-    eps = _as_real(epsilon, "epsilon", "in [0, inf)")
+    eps = as_real(epsilon, "epsilon", "in [0, inf)")
     if not (math.isfinite(eps) and eps >= 0.0):
         raise PrivacyParameterError(f"epsilon must be finite and >= 0 (in [0, inf)), got {eps!r}")
-    sig = _as_real(sigma, "sigma", "in [0, inf)")
+    sig = as_real(sigma, "sigma", "in [0, inf)")
     if not (math.isfinite(sig) and sig >= 0.0):
         raise PrivacyParameterError(f"sigma must be finite and >= 0 (in [0, inf)), got {sig!r}")
     sens = check_sensitivity(sensitivity_l2, "sensitivity_l2")
@@ -328,7 +328,7 @@ def gaussian_sigma_analytic(
     """
     eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
     sens = check_sensitivity(sensitivity_l2, "sensitivity_l2")
-    tol_f = _as_real(tol, "tol", "in [1e-15, 0.1]")
+    tol_f = as_real(tol, "tol", "in [1e-15, 0.1]")
     if not (1e-15 <= tol_f <= 0.1):
         raise PrivacyParameterError(f"tol must be in [1e-15, 0.1], got {tol_f!r}")
     if sens == 0.0:

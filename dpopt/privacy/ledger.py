@@ -100,7 +100,7 @@ class Spend:
         self.charge = self._ledger.mark_unreleased(self.charge)
 
 
-def _check_budget(value: float | None, name: str, *, allow_zero: bool) -> float | None:
+def check_budget(value: float | None, name: str, *, allow_zero: bool) -> float | None:
     if value is None:
         return None
     allowed = "[0, 1)" if allow_zero else "(0, inf)"
@@ -114,7 +114,7 @@ def _check_budget(value: float | None, name: str, *, allow_zero: bool) -> float 
         ) from None
 
 
-def _fmt(eps: float | None, delta: float | None) -> str:
+def format_budget(eps: float | None, delta: float | None) -> str:
     e = "unlimited" if eps is None else f"{eps:.6g}"
     d = "unlimited" if delta is None else f"{delta:.6g}"
     return f"(ε={e}, δ={d})"
@@ -198,8 +198,8 @@ class Ledger:
     def __init__(
         self, epsilon_budget: float | None = None, delta_budget: float | None = None
     ) -> None:
-        self._epsilon_budget = _check_budget(epsilon_budget, "epsilon_budget", allow_zero=False)
-        self._delta_budget = _check_budget(delta_budget, "delta_budget", allow_zero=True)
+        self._epsilon_budget = check_budget(epsilon_budget, "epsilon_budget", allow_zero=False)
+        self._delta_budget = check_budget(delta_budget, "delta_budget", allow_zero=True)
         self._charges: list[Charge] = []
         self._lock = threading.Lock()
         self._origin_pid = os.getpid()
@@ -270,9 +270,9 @@ class Ledger:
     def _refusal(self, epsilon: float, delta: float, charges: Sequence[Charge], what: str) -> str:
         spent = self._compose(charges)
         return (
-            f"{what} {_fmt(epsilon, delta)} would exceed the privacy budget "
-            f"{_fmt(self._epsilon_budget, self._delta_budget)}: already spent {_fmt(*spent)}, "
-            f"remaining {_fmt(*self._remaining(spent))}. Lower epsilon/delta, or use a ledger "
+            f"{what} {format_budget(epsilon, delta)} would exceed the privacy budget "
+            f"{format_budget(self._epsilon_budget, self._delta_budget)}: already spent {format_budget(*spent)}, "
+            f"remaining {format_budget(*self._remaining(spent))}. Lower epsilon/delta, or use a ledger "
             "with a larger budget (a budget should be fixed before looking at the data)."
         )
 
@@ -477,9 +477,9 @@ class Ledger:
             spent = self._compose(charges)
             remaining = self._remaining(spent)
         lines = [
-            f"Ledger (basic composition): budget {_fmt(self._epsilon_budget, self._delta_budget)}",
-            f"  spent     {_fmt(*spent)} in {len(charges)} charge(s)",
-            f"  remaining {_fmt(*remaining)}",
+            f"Ledger (basic composition): budget {format_budget(self._epsilon_budget, self._delta_budget)}",
+            f"  spent     {format_budget(*spent)} in {len(charges)} charge(s)",
+            f"  remaining {format_budget(*remaining)}",
         ]
         for k, c in enumerate(charges, 1):
             stamp = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(c.time))
@@ -494,8 +494,8 @@ class Ledger:
     def __repr__(self) -> str:
         eps, dlt = self.spent
         return (
-            f"Ledger(budget={_fmt(self._epsilon_budget, self._delta_budget)}, "
-            f"spent={_fmt(eps, dlt)}, charges={len(self.charges)})"
+            f"Ledger(budget={format_budget(self._epsilon_budget, self._delta_budget)}, "
+            f"spent={format_budget(eps, dlt)}, charges={len(self.charges)})"
         )
 
 

@@ -57,7 +57,7 @@ from typing import Any, Literal
 
 from dpopt.errors import BudgetExceededError, LedgerError, PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
-from dpopt.privacy.ledger import Charge, Ledger, Spend, _check_budget, _fmt
+from dpopt.privacy.ledger import Charge, Ledger, Spend, check_budget, format_budget
 
 __all__ = ["SCHEMA_VERSION", "SQLiteLedger", "StoredCharge"]
 
@@ -290,7 +290,7 @@ def _attach(conn: sqlite3.Connection, path: str, dataset: str, budget: tuple[flo
     for given, kept, name in zip(budget, stored, ("epsilon_budget", "delta_budget"), strict=True):
         if given is not None and given != kept:
             raise PrivacyParameterError(
-                f"dataset {dataset!r} in ledger file {path} has the budget {_fmt(*stored)}, but {name}="
+                f"dataset {dataset!r} in ledger file {path} has the budget {format_budget(*stored)}, but {name}="
                 f"{given!r} was given; pass the stored budget or None (a budget is fixed once, before "
                 "looking at the data), or use another dataset name"
             )
@@ -392,8 +392,8 @@ class SQLiteLedger(Ledger):
 
     def _setup(self, path: str | os.PathLike[str], dataset: str, budget: tuple[float | None, float | None],
                timeout: float, *, create: bool) -> None:
-        eps = _check_budget(budget[0], "epsilon_budget", allow_zero=False)
-        dlt = _check_budget(budget[1], "delta_budget", allow_zero=True)
+        eps = check_budget(budget[0], "epsilon_budget", allow_zero=False)
+        dlt = check_budget(budget[1], "delta_budget", allow_zero=True)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
             math.isfinite(timeout) and timeout > 0
         ):
@@ -445,7 +445,7 @@ class SQLiteLedger(Ledger):
             raise _missing_dataset(conn, self._path, self._dataset)
         if stored != (self._epsilon_budget, self._delta_budget):
             raise LedgerError(f"dataset {self._dataset!r} in ledger file {self._path} now has the budget "
-                              f"{_fmt(*stored)}, not {_fmt(self._epsilon_budget, self._delta_budget)}")
+                              f"{format_budget(*stored)}, not {format_budget(self._epsilon_budget, self._delta_budget)}")
         if self._file is not None and _file_id(conn) != self._file:
             raise LedgerError(f"{self._path} in this process (pid {os.getpid()}) is not the ledger file this "
                               "ledger was opened on (another ledger id): every process must see the same file")
@@ -650,10 +650,10 @@ class SQLiteLedger(Ledger):
         pending = sum(c.status == "pending" for c in charges)
         lines = [
             f"SQLiteLedger {self._path} dataset {self._dataset!r} (basic composition): "
-            f"budget {_fmt(self._epsilon_budget, self._delta_budget)}",
-            f"  spent     {_fmt(*spent)} in {len(charges)} charge(s)"
+            f"budget {format_budget(self._epsilon_budget, self._delta_budget)}",
+            f"  spent     {format_budget(*spent)} in {len(charges)} charge(s)"
             + (f", {pending} pending" if pending else ""),
-            f"  remaining {_fmt(*self._remaining(spent))}",
+            f"  remaining {format_budget(*self._remaining(spent))}",
         ]
         for c in charges:
             name = c.mechanism or "-"
@@ -665,8 +665,8 @@ class SQLiteLedger(Ledger):
     def __repr__(self) -> str:
         charges = self._snapshot()
         return (f"SQLiteLedger({self._path!r}, dataset={self._dataset!r}, "
-                f"budget={_fmt(self._epsilon_budget, self._delta_budget)}, "
-                f"spent={_fmt(*self._compose(charges))}, charges={len(charges)})")
+                f"budget={format_budget(self._epsilon_budget, self._delta_budget)}, "
+                f"spent={format_budget(*self._compose(charges))}, charges={len(charges)})")
 
 
 def _reopen(cls: type[SQLiteLedger], state: dict[str, Any]) -> SQLiteLedger:

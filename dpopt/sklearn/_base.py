@@ -47,13 +47,10 @@ from dpopt.errors import (
 )
 from dpopt.mechanisms.base import Mechanism, default_ledger
 from dpopt.mechanisms.release import Release
-from dpopt.modeling.dataset import (
-    UNKNOWN_LABEL_POLICIES,
-    Dataset,
-    class_labels,
-    clip_rows,
-    norm_order,
-)
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.norms import norm_order
+from dpopt.modeling.readers import UNKNOWN_LABEL_POLICIES
+from dpopt.modeling.rows import class_labels, clip_rows
 from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, Schema
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.ledger import Ledger
@@ -71,7 +68,7 @@ def default_delta(n: int) -> float:
     return 1.0 / max(int(n), 2) ** 2
 
 
-def _positive(value: object, name: str, *, allow_zero: bool = False) -> float:
+def positive_number(value: object, name: str, *, allow_zero: bool = False) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ModelError(f"{name} must be a number, got {value!r}")
     v = float(value)
@@ -197,7 +194,7 @@ class DPEstimatorBase(BaseEstimator):
             raise ModelError("declare x_bound (a public bound on the row norm; dpopt never reads it from the "
                              "data) or give a schema")
         if self.x_bound is not None:
-            _positive(self.x_bound, "x_bound")
+            positive_number(self.x_bound, "x_bound")
         norm_order(self.x_norm)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ModelError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
@@ -456,7 +453,7 @@ class DPRegressorBase(RegressorMixin, DPEstimatorBase):
     def _check_y_bound(self) -> None:
         if self.y_bound is None:
             raise ModelError("declare y_bound (a public bound on |y|; targets beyond it are clipped)")
-        _positive(self.y_bound, "y_bound")
+        positive_number(self.y_bound, "y_bound")
 
     def predict(self, X: Any) -> np.ndarray:
         """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included)."""

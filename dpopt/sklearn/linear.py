@@ -18,11 +18,11 @@ from sklearn.utils.metaestimators import available_if
 
 from dpopt.errors import ModelError
 from dpopt.mechanisms.base import Mechanism
-from dpopt.mechanisms.frank_wolfe import PolytopeFrankWolfe
 from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
 from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
 from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
+from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.losses import LogisticLoss, Loss, SmoothedHingeLoss, SquaredLoss
 from dpopt.modeling.problem import Problem
@@ -31,7 +31,7 @@ from dpopt.modeling.schema import Schema
 from dpopt.modeling.sets import L1Ball, L2Ball
 from dpopt.modeling.variable import Variable
 from dpopt.privacy.ledger import Ledger
-from dpopt.sklearn._base import DPClassifierBase, DPRegressorBase, _positive
+from dpopt.sklearn._base import DPClassifierBase, DPRegressorBase, positive_number
 
 #: mechanisms of the ℓ2 models (logistic regression, ridge), by their estimator names
 CONVEX_MECHANISMS: dict[str, type[Mechanism]] = {
@@ -53,8 +53,8 @@ def _check_radius_alpha(radius: object, alpha: object, *, radius_required: bool 
         if radius_required:
             raise ModelError("radius must be declared (the constraint set's radius)")
     else:
-        _positive(radius, "radius")
-    _positive(alpha, "alpha", allow_zero=True)
+        positive_number(radius, "radius")
+    positive_number(alpha, "alpha", allow_zero=True)
 
 
 class DPLogisticRegression(DPClassifierBase):

@@ -264,15 +264,28 @@ def _same_file(module: ModuleType | None, path: Path) -> bool:
     return file is not None and Path(file).resolve() == path.resolve()
 
 
+def _module_name(path: Path) -> tuple[str, Path]:
+    """The dotted name pytest's default import mode gives a test file, and the folder it is
+    imported from: the file's stem prefixed by every enclosing folder that holds an
+    ``__init__.py`` (a package), and the first folder above them."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), folder
+
+
 def _import_file(path: Path) -> ModuleType:
     """Import a test file as pytest's default import mode names it, else under a private name."""
-    if _same_file(sys.modules.get(path.stem), path):
-        return sys.modules[path.stem]
-    if any(Path(p or ".").resolve() == path.parent.resolve() for p in sys.path):
-        module = importlib.import_module(path.stem)
+    dotted, root = _module_name(path)
+    if _same_file(sys.modules.get(dotted), path):
+        return sys.modules[dotted]
+    if any(Path(p or ".").resolve() == root.resolve() for p in sys.path):
+        module = importlib.import_module(dotted)
         if _same_file(module, path):
             return module
-    name = f"_dpopt_coverage_.{path.stem}"
+    name = f"_dpopt_coverage_.{dotted}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ModelError(f"cannot import the test file {path.name}")
@@ -283,7 +296,8 @@ def _import_file(path: Path) -> ModuleType:
 
 
 def import_test_modules(directory: str | Path, *, exclude: Iterable[str] = ()) -> list[ModuleType]:
-    """Import every ``test_*.py`` in ``directory`` that calls ``covers(`` or ``covering_params(``.
+    """Import every ``test_*.py`` under ``directory`` (its sub-folders included) that calls
+    ``covers(`` or ``covering_params(``.
 
     A file that pytest would skip as a whole at import (``pytest.importorskip``) is left
     out: its tests do not run, so they cover nothing.
@@ -291,7 +305,7 @@ def import_test_modules(directory: str | Path, *, exclude: Iterable[str] = ()) -
     Parameters
     ----------
     directory : str or Path
-        The tests folder.
+        The tests folder (searched recursively).
     exclude : iterable of str
         File names to leave out (e.g. the guard's own file).
     """
@@ -299,7 +313,7 @@ def import_test_modules(directory: str | Path, *, exclude: Iterable[str] = ()) -
 
     skipped = set(exclude)
     modules = []
-    for path in sorted(Path(directory).glob("test_*.py")):
+    for path in sorted(Path(directory).rglob("test_*.py")):
         text = path.read_text(encoding="utf-8")
         if path.name in skipped or not any(word in text for word in _MARKING):
             continue

@@ -25,10 +25,17 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from dpopt.errors import ChargeReached
 from dpopt.privacy.ledger import Ledger
 
-__all__ = ["ChargeReached", "PreCharge", "ShapeOnly", "StopAtCharge", "canonical", "hide_data_values",
-           "run_to_charge"]
+__all__ = [
+    "PreCharge",
+    "ShapeOnly",
+    "StopAtCharge",
+    "canonical",
+    "hide_data_values",
+    "run_to_charge",
+]
 
 #: what a read of a hidden value raises (tests match on it)
 READ_MESSAGE = "a pre-data decision read a data value"
@@ -94,16 +101,6 @@ def hide_data_values(monkeypatch: Any, problem: Any = None) -> list[str]:
     for name in ("weights", "integer_rows"):
         monkeypatch.setattr(dp.ZeroOneLoss, name, property(unreadable), raising=False)
     return reads
-
-
-class ChargeReached(Exception):  # noqa: N818 — a signal, not an error
-    """Raised by :class:`StopAtCharge` where a run would be charged; holds the charge."""
-
-    def __init__(self, epsilon: float, delta: float, label: str, mechanism: str,
-                 parameters: Mapping[str, Any] | None) -> None:
-        super().__init__("the run reached its charge")
-        self.charge = {"epsilon": epsilon, "delta": delta, "label": label, "mechanism": mechanism,
-                       "parameters": dict(parameters or {})}
 
 
 class StopAtCharge(Ledger):

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from dpopt.modeling.dataset import Dataset
 
-__all__ = ["one_point_pair", "random_grid_pair"]
+if TYPE_CHECKING:
+    from dpopt.modeling.discrete import DiscreteProblem
+    from dpopt.modeling.domains import IntegerGrid
+
+__all__ = ["grid_label_pair", "one_point_pair", "random_grid_pair", "zero_one_problem"]
 
 
 def one_point_pair(n: int) -> tuple[Dataset, Dataset]:
@@ -36,3 +42,25 @@ def random_grid_pair(rng: np.random.Generator, d: int) -> tuple[Dataset, Dataset
     d0 = Dataset(X, rng.choice([-1.0, 1.0], size=n), x_bound=2.0,
                  schema=Schema.uniform(d, Numeric(-1, 1, grid="1/2")))
     return d0, d0.replace_row(0, rng.integers(-2, 3, size=d) / 2.0, float(rng.choice([-1.0, 1.0])))
+
+
+def grid_label_pair(n: int = 5) -> tuple[Dataset, Dataset]:
+    """A replace-one pair for the discrete mechanisms: n − 1 rows (0, +1) plus (1, +1), or (1, −1).
+
+    One column declared ``Numeric(-1, 1, grid="1/2")`` with ``x_bound = 1``; the last row's
+    label flips, so the 0/1 loss of every grid point with θ ≠ 0 changes by exactly one row
+    (the sensitivity the discrete mechanisms assume).
+    """
+    from dpopt.modeling.schema import Numeric, Schema
+
+    X = np.zeros((n, 1))
+    X[-1] = 1.0
+    d0 = Dataset(X, np.ones(n), x_bound=1.0, schema=Schema.uniform(1, Numeric(-1, 1, grid="1/2")))
+    return d0, d0.replace_row(n - 1, [1.0], -1.0)
+
+
+def zero_one_problem(data: Dataset, grid: IntegerGrid) -> DiscreteProblem:
+    """The 0/1-loss problem over ``grid`` on ``data`` (one variable per feature)."""
+    import dpopt as dp
+
+    return dp.DiscreteProblem(dp.ZeroOneLoss(data, dp.Variable(data.n_features), grid))

@@ -1,0 +1,267 @@
+"""Private Frank–Wolfe over a polytope with noisy max (TTZ14 Alg. 4, Thm. 5.4), and the fast
+private LASSO.  The algorithm, its constants and the corrections to the paper are in
+:mod:`dpopt.mechanisms.frank_wolfe`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpopt.errors import DataError, MechanismError
+from dpopt.mechanisms.base import STEPS, Mechanism, Plan, RunOptions, SolverNeed
+from dpopt.mechanisms.frank_wolfe import (
+    STEP_RULES,
+    check_fw_problem,
+    curvature_bound,
+    paper_iterations,
+    step_size,
+)
+from dpopt.mechanisms.params import Integral, Interval, Options, arguments, renamed_setting
+from dpopt.mechanisms.pipeline import Outcome
+from dpopt.mechanisms.release import Release
+from dpopt.modeling.losses import SquaredLoss
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.sets import L1Ball
+from dpopt.numerics.fw_oracles import (
+    CoordinateGradient,
+    L1BallScorer,
+    ProblemGradient,
+    VertexScorer,
+    vertex_scorer,
+)
+from dpopt.numerics.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget, resolve_selection
+from dpopt.privacy.sampling import gumbel_noise, laplace_noise
+from dpopt.progress import counted
+
+__all__ = ["PolytopeFrankWolfe", "noisy_max_frank_wolfe"]
+
+
+def noisy_max_frank_wolfe(oracle: Any, scorer: VertexScorer, steps: int, draw: Callable[[int], np.ndarray],
+                          rule: str) -> np.ndarray:
+    """Run T noisy-argmin Frank–Wolfe steps; ``draw(k)`` returns the k selection noises of a step."""
+    for t in counted(steps, "Frank–Wolfe iterations"):
+        alpha = scorer.scores(oracle.gradient()) + draw(scorer.n_candidates)
+        oracle.advance(step_size(t, steps, rule), scorer, int(np.argmin(alpha)))
+    return np.asarray(oracle.theta)
+
+
+@dataclass(frozen=True)
+class PolytopePlan(Plan):
+    """A calibrated Alg. 4 run (public quantities only)."""
+
+    scorer: VertexScorer
+    steps: int
+    budget: NoisyMaxBudget
+    sensitivity: float
+    scale: float
+    lipschitz_l1: float
+    fast: bool
+    lasso: tuple[Any, np.ndarray, float] | None = None  # run_lasso's (X, y, λ), instead of a Problem
+
+
+class PolytopeFrankWolfe(Mechanism):
+    """Private Frank–Wolfe over a polytope with noisy-max vertex selection (TTZ14 Alg. 4).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target guarantee under replace-one neighbours (δ = 0: pure ε-DP, ε₀ = ε/T).
+    steps : int, optional
+        T, the number of noisy selections (default: the paper's T of Thm. 5.5
+        from declared bounds).  ``iterations=`` is its deprecated alias (FutureWarning).
+    selection : {"auto", "laplace", "gumbel"}
+        Laplace report-noisy-max (scale 2Δ/ε₀) or the exponential mechanism
+        (Gumbel noisy-max, scale 2Δ/ε₀); see the module notes for their compositions.
+        ``"auto"`` (default): Gumbel when δ > 0, Laplace when δ = 0.
+    step : {"standard", "paper"}
+        μ_t = 2/(t+2) (default; Jaggi 2013) or the paper's constant 1/(T+2).
+    fast : {"auto", True, False}
+        Use the incremental LASSO gradient for a squared loss over an ℓ1 ball
+        (``"auto"``: whenever it applies; ``True``: refuse other problems).
+    max_vertices : int
+        Largest vertex list the generic path enumerates.
+    ledger : Ledger, optional
+        Charged once per run with (ε, δ).
+    iterations : int, optional
+        Deprecated alias of ``steps``.
+
+    Notes
+    -----
+    Score sensitivity ``Δ = 2 L₁ ‖C‖₁ / n`` with L₁ the loss's declared
+    ℓ1-Lipschitz constant over C; per-step budget ε₀ from
+    :func:`dpopt.privacy.noisy_max.noisy_max_budget`.  The paper's own scale
+    ``L₁‖C‖₁√(8T log(1/δ))/(nε)`` is reported as ``paper_scale`` for
+    comparison only (it is not private under replace-one, see the module notes).
+    """
+
+    name = "PolytopeFrankWolfe"
+    needs = SolverNeed.NONE  # the LMO over a vertex list is a noisy argmin
+    theorem = "TTZ14 Alg. 4 / Thm. 5.4, corrected scale 2Δ/ε₀ with Δ = 2L₁‖C‖₁/n"
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "steps": STEPS,
+        "selection": [Options(("auto", "laplace", "gumbel"))],
+        "step": [STEP_RULES],
+        "fast": [Options(("auto", True, False))],
+        "max_vertices": [Interval(Integral, 1, None, closed="left")],
+        "iterations": STEPS,
+    }
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, steps: int | None = None,
+                 selection: str = "auto", step: str = "standard", fast: bool | str = "auto",
+                 max_vertices: int = 100_000, ledger: Ledger | None = None,
+                 iterations: int | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
+        self.steps = None if steps is None else int(steps)
+        self.selection = resolve_selection(selection, self.delta)
+        self.step = step
+        self.fast = fast
+        self.max_vertices = int(max_vertices)
+
+    # -- calibration ----------------------------------------------------------
+    def selection_scale(self, sensitivity: float, budget: NoisyMaxBudget) -> float:
+        """Noise scale of one selection: ``2Δ/ε₀`` (the mutation tests override this)."""
+        return budget.scale(sensitivity)
+
+    def _calibrate(self, scorer: VertexScorer, n: int, lipschitz_l1: float, curvature: float,
+                   fast: bool) -> PolytopePlan:
+        if not (math.isfinite(lipschitz_l1) and lipschitz_l1 >= 0):
+            raise MechanismError(
+                f"{self.name} needs the loss's ℓ1-Lipschitz constant (sup ‖∇ℓ‖∞) over C, and it is not "
+                "finite here; bound the domain with a constraint set and declare x_bound/y_bound"
+            )
+        l1r = scorer.l1_radius
+        steps = self.steps or paper_iterations(curvature, n, self.epsilon, lipschitz_l1 * l1r,
+                                                     "a positive ℓ1-Lipschitz constant")
+        budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
+        sensitivity = 2.0 * lipschitz_l1 * l1r / n
+        scale = self.selection_scale(sensitivity, budget)
+        paper = (lipschitz_l1 * l1r * math.sqrt(8 * steps * math.log(1 / self.delta)) / (n * self.epsilon)
+                 if self.delta > 0 else math.nan)
+        params = {
+            "selection": self.selection, "composition": budget.composition, "steps": steps,
+            "step_epsilon": budget.step_epsilon, "sensitivity_score": sensitivity,
+            "noise_scale": scale, "paper_scale": paper, "lipschitz_l1": lipschitz_l1,
+            "l1_radius": l1r, "candidates": scorer.n_candidates, "step_rule": self.step,
+            "fast_lasso": fast, "neighbouring": "replace-one",
+        }
+        return PolytopePlan(scorer, steps, budget, sensitivity, scale, lipschitz_l1, fast, parameters=params)
+
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> PolytopePlan:
+        """Validate ``problem`` and calibrate the selection noise (no data values read)."""
+        problem = check_fw_problem(problem, self.name)
+        c = problem.constraint
+        assert c is not None
+        scorer = vertex_scorer(c, self.max_vertices)
+        lasso = isinstance(problem.loss, SquaredLoss) and isinstance(scorer, L1BallScorer)
+        if self.fast is True and not lasso:
+            raise MechanismError("fast=True needs a SquaredLoss over an L1Ball (the LASSO); use fast='auto'")
+        distributed = bool(getattr(problem.loss.data, "is_distributed", False))
+        if self.fast is True and distributed:  # the incremental gradient holds X in memory
+            raise MechanismError("fast=True needs the data in memory; on a Dask-backed dataset use fast='auto' "
+                                 "(the per-partition clipped gradient)")
+        lip = problem.loss_constants().lipschitz_l1
+        plan = self._calibrate(scorer, problem.n, lip, curvature_bound(problem),
+                               lasso and self.fast is not False and not distributed)
+        return replace(plan, problem=problem)
+
+    # -- running --------------------------------------------------------------
+    def _draw(self, rng: np.random.Generator, scale: float) -> Callable[[int], np.ndarray]:
+        if self.selection == "laplace":
+            return lambda k: laplace_noise(rng, scale, k)
+        return lambda k: -gumbel_noise(rng, scale, k)
+
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Alg. 4 on the data: T report-noisy-min vertex selections and Frank–Wolfe steps."""
+        assert isinstance(plan, PolytopePlan)
+        oracle: Any
+        if plan.lasso is not None:  # run_lasso's raw arrays
+            X, y, lam = plan.lasso
+            cls = IncrementalLassoGradient if plan.fast else DirectLassoGradient
+            oracle = CoordinateGradient(cls(X, y, np.zeros(X.shape[1]), lam=lam))
+        elif plan.fast:
+            c, data = plan.problem.constraint, plan.problem.loss.data
+            oracle = CoordinateGradient(IncrementalLassoGradient(data.X, data.y, c.center(),
+                                                                 lam=plan.problem.l2_weight))
+        else:
+            oracle = ProblemGradient(plan.problem, plan.problem.constraint.center())
+        draw = self._draw(rng, plan.scale)
+        return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
+
+    def run_lasso(self, X: Any, y: np.ndarray, *, radius: float, x_bound: float = 1.0, y_bound: float = 1.0,
+                  lam: float = 0.0, seed: int | None = None, fast: bool = True) -> Release:
+        """Private LASSO on a dense or scipy-sparse X: ``min (1/n)‖Xθ − y‖² (+ λ/2‖θ‖²)`` over ``‖θ‖₁ ≤ r``.
+
+        The same mechanism as :meth:`run` with ``SquaredLoss`` over ``L1Ball``,
+        without building a :class:`~dpopt.modeling.Dataset` (which holds dense
+        data only).  Declared bounds: ``‖x_i‖∞ ≤ x_bound`` and ``|y_i| ≤
+        y_bound``; rows outside them are refused.  ℓ1-Lipschitz constant over
+        the ball: ``L₁ = 2(r·x_bound + y_bound)·x_bound``.
+
+        Parameters
+        ----------
+        X : ndarray or scipy sparse matrix, shape (n, p)
+        y : ndarray, shape (n,)
+        radius : float
+            r of the ℓ1 ball.
+        x_bound, y_bound : float
+            Declared bounds.
+        lam : float
+            Weight of an optional (λ/2)‖θ‖² term.
+        seed : int, optional
+            For reproducible noise only.
+        fast : bool
+            Incremental gradient (default) or the straightforward full gradient.
+        """
+        Xm, yv = _check_lasso_data(X, y, x_bound, y_bound)
+        n, p = Xm.shape
+        ball = L1Ball(p, radius)
+        lip = 2.0 * (ball.r * x_bound + y_bound) * x_bound
+        curvature = 2.0 * (x_bound * 2.0 * ball.r) ** 2 + lam * (2.0 * ball.r) ** 2
+        plan = self._calibrate(L1BallScorer(p, ball.r), n, lip, curvature, fast)
+        summary = f"squared loss on n={n}, d={p} ({'sparse' if sp.issparse(Xm) else 'dense'}) over L1Ball"
+
+        plan = replace(plan, summary=summary, n=n, feature_names=(), lasso=(Xm, yv, lam))
+        return self._release(plan, RunOptions(seed=seed))  # the same pipeline as run()
+
+
+def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[Any, np.ndarray]:
+    """Validate shapes and map the data onto the declared bounds row by row.
+
+    Entries of X are clipped to [−x_bound, x_bound] (each row then has ‖x‖∞ ≤ x_bound) and
+    labels to [−y_bound, y_bound]: a row outside its declaration is mapped, never refused
+    for its values (refusing would reveal it).  Only shapes and NaN/inf are refused."""
+    for value, name in ((x_bound, "x_bound"), (y_bound, "y_bound")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+            raise MechanismError(f"{name} must be a positive finite number (a declared public bound)")
+    Xm: Any = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    yv = np.asarray(y, dtype=np.float64)
+    if Xm.ndim != 2 or yv.shape != (Xm.shape[0],) or Xm.shape[0] == 0 or Xm.shape[1] == 0:
+        raise DataError(f"X must be (n, p) and y (n,), got shapes {Xm.shape} and {yv.shape}")
+    values = Xm.data if sp.issparse(Xm) else Xm
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(yv))):
+        raise DataError("X or y contains NaN or inf entries")
+    if values.size and float(np.max(np.abs(values))) > x_bound:
+        if sp.issparse(Xm):
+            Xm = Xm.copy()
+            np.clip(Xm.data, -x_bound, x_bound, out=Xm.data)
+        else:
+            Xm = np.clip(Xm, -x_bound, x_bound)
+    return Xm, np.clip(yv, -y_bound, y_bound)
+
+
+# ---------------------------------------------------------------------------
+# Alg. 5
+# ---------------------------------------------------------------------------
+
+

@@ -1,0 +1,164 @@
+"""The row-level rules of a dataset: declared bounds, rows clipped onto them, class labels.
+
+Every function maps rows onto public declarations (a norm bound, a label bound, a
+schema, declared classes); none reads a bound from the data.  :class:`~dpopt.modeling.dataset.Dataset`
+applies them in memory and :mod:`dpopt.modeling.readers` per partition of a Dask-backed
+dataset, so both paths share one definition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpopt.errors import DataError, ModelError
+from dpopt.modeling.norms import norm_order
+from dpopt.modeling.schema import Schema
+
+__all__ = [
+    "as_finite_array",
+    "check_bound",
+    "class_labels",
+    "clip_rows",
+    "enforce_labels",
+    "enforce_rows",
+    "label_values",
+    "map_feature_block",
+    "map_label_block",
+]
+
+
+def as_finite_array(a: object, name: str, ndim: int) -> np.ndarray:
+    arr = _numeric_array(a, name, ndim)
+    if not np.all(np.isfinite(arr)):
+        raise DataError(f"{name} contains NaN or inf entries; remove or impute them first")
+    return arr
+
+
+def clip_rows(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
+    """X with every row whose ``norm``-norm exceeds ``bound`` scaled onto it (a per-row map).
+
+    Rows within the bound (up to a relative 1e-12) are returned unchanged; the input is
+    not modified.  The bound is a declaration, never read from the data.
+    """
+    order = norm_order(norm)
+    norms = np.linalg.norm(X, ord=order, axis=1)
+    over = norms > bound * (1 + 1e-12)
+    if not over.any():
+        return X
+    out = np.array(X, dtype=np.float64)
+    out[over] *= (bound / norms[over])[:, None]
+    return out
+
+
+def enforce_rows(X: np.ndarray, order: float, bound: float, clip: bool) -> np.ndarray:
+    """Rows of X onto the declared norm bound: scaled onto it (``clip=True``) or refused.
+
+    A per-row map, so it is applied to a whole matrix or to each partition of a Dask-backed
+    one alike.  The refusal (``clip=False``) depends on the values: it checks one's own data.
+    """
+    if clip:
+        return clip_rows(X, bound, "inf" if order == np.inf else int(order))
+    if np.any(np.linalg.norm(X, ord=order, axis=1) > bound * (1 + 1e-12)):
+        name = "inf" if order == np.inf else int(order)
+        raise DataError(
+            f"some rows of X exceed the declared x_bound={bound} in the "
+            f"{name}-norm; pass clip=True to scale them onto the bound "
+            "or declare a larger bound"
+        )
+    return X
+
+
+def enforce_labels(y: np.ndarray, bound: float | None, clip: bool) -> np.ndarray:
+    """Labels onto ``[-y_bound, y_bound]`` (``clip=True``) or refused; a per-entry map."""
+    if bound is None or not np.any(np.abs(y) > bound):
+        return y
+    if not clip:
+        raise DataError(
+            f"some labels exceed the declared y_bound={bound} in absolute value; clip=False checks your "
+            "own data and is not private (whether it refuses depends on the values): pass clip=True to "
+            "clip them onto the bound or declare a larger bound"
+        )
+    return np.clip(y, -bound, bound)
+
+
+def map_feature_block(X: Any, schema: Schema | None, order: float, bound: float, clip: bool) -> np.ndarray:
+    """One partition of features onto the declarations: non-finite entries read as 0, then the
+    schema mapping and the row bound of the in-memory rules.
+
+    In memory a NaN or inf is refused when the dataset is built, before any run.  A partition
+    of Dask-backed data is first read inside a run, after the charge, where a refusal would
+    make the run fail because of one row; so there the entry is mapped (to 0, then onto the
+    schema and the norm bound) instead, like any other row outside the declaration.
+    """
+    arr = _numeric_array(X, "X", 2)
+    arr[~np.isfinite(arr)] = 0.0
+    if schema is not None:
+        arr = schema.map_rows(arr)
+    return enforce_rows(arr, order, bound, clip)
+
+
+def map_label_block(y: Any, bound: float | None, clip: bool) -> np.ndarray:
+    """One partition of labels onto the declarations: non-finite labels read as 0 (see
+    :func:`map_feature_block`), then the label bound."""
+    arr = _numeric_array(y, "y", 1)
+    arr[~np.isfinite(arr)] = 0.0
+    return enforce_labels(arr, bound, clip)
+
+
+def _numeric_array(a: object, name: str, ndim: int) -> np.ndarray:
+    try:
+        arr = np.array(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric") from None
+    if arr.ndim != ndim:
+        raise DataError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def check_bound(value: float | None, name: str, *, required: bool) -> float | None:
+    if value is None:
+        if required:
+            raise ModelError(f"{name} must be declared (a public bound; dpopt never reads it from data)")
+        return None
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise ModelError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def label_values(frame: Any, label: str, pair: tuple[Any, Any] | None, positive: Any,
+                 unknown_label: str) -> np.ndarray:
+    """The label column of a table: raw values (regression) or ±1 through the declared classes."""
+    try:
+        raw = np.asarray(frame[label])
+    except (KeyError, IndexError, TypeError):
+        raise DataError(f"the table has no label column {label!r}") from None
+    if raw.ndim != 1:
+        raise DataError(f"the label column {label!r} must be 1-D")
+    return raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
+
+
+def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,
+                  unknown_label: str) -> np.ndarray:
+    """±1 labels: ``pair`` = (negative, positive), or one-vs-rest for ``positive``."""
+    values = raw.tolist()
+    if pair is None:
+        return np.array([1.0 if _equal(v, positive) else -1.0 for v in values])
+    neg, pos = pair
+    is_pos = np.array([_equal(v, pos) for v in values], dtype=bool)
+    if unknown_label == "error":
+        is_neg = np.array([_equal(v, neg) for v in values], dtype=bool)
+        if not np.all(is_pos | is_neg):
+            raise DataError("the label column holds a value outside the declared classes (or a missing "
+                            "one); unknown_label='error' checks your own table and is not private — a "
+                            "private run uses unknown_label='negative'")
+    return np.where(is_pos, 1.0, -1.0)

@@ -1,0 +1,1 @@
+"""Backends: registry and conformance, MIP oracles, the solver layer, executors."""

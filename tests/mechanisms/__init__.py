@@ -1,0 +1,1 @@
+"""One file per mechanism family: calibration, refusals, audits and mutation tests."""

@@ -1,0 +1,1 @@
+"""Privacy of the whole program: neighbours, pre-data declarations, ledgers, guards."""

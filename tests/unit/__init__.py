@@ -1,0 +1,1 @@
+"""Unit tests: declarations, sets, datasets, compilation, privacy primitives, the API."""

@@ -1,0 +1,198 @@
+"""The public API of dpopt: a snapshot of its names, and the lazy namespaces that serve them.
+
+``tests/unit/public_api.txt`` lists the sorted public names of ``dpopt`` and of every
+sub-namespace that ``dpopt.__all__`` lists (``dpopt.sets``, ``dpopt.backends``, ...).  A
+change to the public API fails here until the snapshot is rewritten on purpose::
+
+    .venv/bin/python tests/unit/test_public_api.py        # rewrites tests/unit/public_api.txt
+
+(then review ``git diff tests/unit/public_api.txt`` and say it in CHANGELOG.md).  The other tests
+check what makes the names usable: each resolves to the object its defining module holds,
+what type checkers see (the ``TYPE_CHECKING`` imports) is what runtime gives, ``import
+dpopt`` and ``dpopt --help`` load no mechanism and no solver package (module lists, not
+timings: ``dpopt bench startup`` measures the time), and public objects pickle as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import inspect
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SNAPSHOT = Path(__file__).with_name("public_api.txt")
+HEADER = ("# The public API of dpopt: the sorted public names of each namespace.  Rewrite it only on\n"
+          "# purpose, with: python tests/unit/test_public_api.py  (see tests/unit/test_public_api.py)\n")
+#: the lazy namespaces (a module-level ``__getattr__`` over ``_EXPORTS``)
+LAZY = ("dpopt", "dpopt.backends", "dpopt.losses", "dpopt.potentials", "dpopt.privacy", "dpopt.sets",
+        "dpopt.submodular", "dpopt.modeling")
+#: packages that neither ``import dpopt`` nor ``dpopt --help`` may load
+SOLVERS = ("cvxpy", "pyomo", "highspy", "ortools", "pyscipopt", "clarabel", "osqp", "scs", "scipy",
+           "pandas", "dask", "distributed", "sklearn")
+
+
+def public_names(module: ModuleType) -> list[str]:
+    """The module's ``__all__``, or (without one) the public names it defines itself."""
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items()
+                 if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__]
+    return sorted(names)
+
+
+def namespaces() -> dict[str, list[str]]:
+    """``dpopt`` and every module object in its ``__all__``: name → sorted public names."""
+    import dpopt
+
+    found = {"dpopt": public_names(dpopt)}
+    for name in found["dpopt"]:
+        value = getattr(dpopt, name)
+        if inspect.ismodule(value):
+            found[value.__name__] = public_names(value)
+    return dict(sorted(found.items()))
+
+
+def render(spaces: dict[str, list[str]]) -> str:
+    """The snapshot text: a ``[namespace]`` line, then one name per line."""
+    blocks = [f"[{space}]\n" + "".join(f"{n}\n" for n in names) for space, names in spaces.items()]
+    return HEADER + "\n" + "\n".join(blocks)
+
+
+def test_the_public_api_matches_the_snapshot() -> None:
+    current, stored = render(namespaces()), SNAPSHOT.read_text(encoding="utf-8")
+    if current != stored:
+        diff = "".join(difflib.unified_diff(stored.splitlines(True), current.splitlines(True),
+                                            "tests/unit/public_api.txt", "the code now"))
+        pytest.fail("the public API changed:\n" + diff + "\nIf this is deliberate, rewrite the snapshot "
+                    "with `.venv/bin/python tests/unit/test_public_api.py`, review `git diff "
+                    "tests/unit/public_api.txt` and add a CHANGELOG.md line.", pytrace=False)
+
+
+@pytest.mark.parametrize("space", sorted({*namespaces(), *LAZY}))
+def test_every_public_name_resolves_and_none_is_private(space: str) -> None:
+    module = importlib.import_module(space)
+    names = public_names(module)
+    assert names, space
+    assert not [n for n in names if n.startswith("_")]
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert getattr(module, name) is not None, f"{space}.{name}"
+    if hasattr(module, "__all__"):
+        assert list(module.__all__) == sorted(module.__all__), f"{space}.__all__ is not sorted"
+        namespace: dict[str, object] = {}
+        exec(f"from {space} import *", namespace)
+        assert set(module.__all__) <= set(namespace)
+
+
+def _type_checking_imports(module: ModuleType) -> dict[str, str]:
+    """Name → defining module of the imports under ``if TYPE_CHECKING:`` in ``module``'s source."""
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    found: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module, ast.dump(node)
+        for alias in node.names:
+            found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return found
+
+
+@pytest.mark.parametrize("space", LAZY)
+def test_what_type_checkers_see_is_what_runtime_gives(space: str) -> None:
+    """In a lazy namespace, ``__all__``, the ``TYPE_CHECKING`` imports and the runtime map
+    ``_EXPORTS`` name the same objects: an IDE or mypy sees exactly what ``getattr`` returns."""
+    module = importlib.import_module(space)
+    imports = _type_checking_imports(module)
+    assert sorted(imports) == sorted(module.__all__)
+    for name, target in imports.items():
+        value = getattr(module, name)
+        if name in module._EXPORTS:
+            assert f"{module._EXPORTS[name]}.{name}" == target
+            assert value is getattr(importlib.import_module(module._EXPORTS[name]), name)
+        else:  # a sub-namespace of the package (from dpopt import sets)
+            assert inspect.ismodule(value) and value.__name__ == target
+
+
+def test_a_name_that_moved_says_where_it_is_now() -> None:
+    import dpopt as dp
+
+    for old, new in dp._MOVED.items():
+        assert old not in dp.__all__
+        with pytest.raises(AttributeError, match=f"it is {new}$"):
+            getattr(dp, old)
+        space, _, name = new.rpartition(".")
+        assert getattr(importlib.import_module(space), name) is not None
+    assert dp.sets.VertexPolytope is importlib.import_module("dpopt.modeling.sets").VertexPolytope
+    assert dp.backends.get is importlib.import_module("dpopt.backends.registry").get
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'$"):
+        dp.no_such_name  # noqa: B018
+
+
+def test_packages_stay_reachable_as_attributes() -> None:
+    """``dp.mechanisms``, ``dp.privacy`` (not in ``__all__``) import on attribute access, as
+    they did when ``import dpopt`` imported them eagerly."""
+    import dpopt as dp
+
+    assert dp.mechanisms.ConvexMechanism.__module__ == "dpopt.mechanisms.base"
+    assert dp.privacy.Ledger is dp.Ledger
+    assert set(dp.__all__) <= set(dir(dp))
+    assert not {"annotations", "attach", "TYPE_CHECKING"} & set(dir(dp))  # the module's own helpers
+
+
+def _imported_by(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in SOLVERS
+                  or m.startswith(("dpopt.mechanisms", "dpopt.backends.", "dpopt.compile", "dpopt.modeling.")))
+
+
+def test_import_dpopt_loads_no_solver_mechanism_or_numerical_library() -> None:
+    modules = _imported_by("import dpopt")
+    assert "dpopt" in modules
+    assert _heavy(modules) == [] and "numpy" not in modules
+
+
+def test_dpopt_help_loads_no_mechanism_and_no_solver() -> None:
+    modules = _imported_by("import contextlib, io\nfrom dpopt.cli.main import main\n"
+                           "with contextlib.redirect_stdout(io.StringIO()):\n"
+                           "    assert main(['--help']) == 0\n    assert main(['solve', '--help']) == 0")
+    assert "dpopt.cli.main" in modules
+    assert _heavy(modules) == []
+
+
+def test_a_solver_package_loads_when_a_mechanism_first_needs_it() -> None:
+    """Mechanisms import no solver package; the backend a run uses loads its own."""
+    modules = _imported_by("import dpopt as dp\ndp.PrivateMirrorDescent, dp.PolytopeFrankWolfe, dp.OPDisc")
+    assert "dpopt.mechanisms.mirror_descent" in modules
+    assert not [m for m in ("cvxpy", "pyomo", "highspy", "ortools") if m in modules]
+    modules = _imported_by("import dpopt as dp\ndp.backends.get('clarabel').version()")
+    assert "cvxpy" in modules
+
+
+def test_public_objects_pickle_by_their_defining_module() -> None:
+    import dpopt as dp
+
+    data = dp.Dataset([[0.5, -0.5], [0.1, 0.2]], [1.0, -1.0], x_bound=1.0, x_norm=2, y_bound=1.0)
+    theta = dp.Variable(2)
+    for obj in (dp.L2Ball(theta, 1.0), dp.sets.VertexPolytope([[1.0, 0.0], [0.0, 1.0]]), dp.Ledger(),
+                dp.ObjectivePerturbation(1.0, 1e-6), dp.IntegerGrid(1, -2, 2), data,
+                dp.submodular.Cardinality(3), dp.Limit.TIME):
+        copy = pickle.loads(pickle.dumps(obj))
+        assert type(copy) is type(obj) and type(obj).__module__.startswith("dpopt.")
+    assert pickle.dumps(dp.L2Ball) == pickle.dumps(importlib.import_module("dpopt.modeling.sets").L2Ball)
+
+
+if __name__ == "__main__":  # rewrite the snapshot on purpose
+    SNAPSHOT.write_text(render(namespaces()), encoding="utf-8")
+    print(f"wrote {SNAPSHOT}")
