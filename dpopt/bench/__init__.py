@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "ledger-concurrency": "dpopt.bench.ledger_concurrency",
     "data-parallel": "dpopt.bench.data_parallel",
     "startup": "dpopt.bench.startup",
+    "noise": "dpopt.bench.noise",
 }
 
 
