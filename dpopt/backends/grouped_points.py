@@ -32,7 +32,6 @@ LP_OPTIONS: dict[str, Any] = {"dual_feasibility_tolerance": 1e-9}
 OWN_OPTIONS = ("enumerate",)
 
 
-
 @dataclass
 class GroupedSearch:
     """State of one oracle call (one η)."""

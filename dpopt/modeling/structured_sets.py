@@ -393,8 +393,6 @@ class PolytopeSolver(Protocol):
         ...
 
 
-
-
 def install_polytope_solver(solver: PolytopeSolver) -> None:
     """Make ``solver`` the one every :class:`HPolytope` uses for its geometry."""
     plugins.install(plugins.POLYTOPE_SOLVER, solver)
