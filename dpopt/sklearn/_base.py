@@ -45,7 +45,7 @@ from dpopt.errors import (
     MechanismError,
     ModelError,
 )
-from dpopt.mechanisms.base import Mechanism, default_ledger
+from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.norms import norm_order
@@ -107,28 +107,19 @@ def check_random_state_type(random_state: Any) -> Any:
     raise ModelError(f"random_state must be None, an int, a RandomState or a Generator, got {rs!r}")
 
 
-def warn_budget(who: str) -> None:
-    """Warn that a fit was refused for budget (before the :class:`BudgetExceededError` propagates)."""
-    warnings.warn(f"{who}: the ledger's privacy budget is exhausted, so this fit is refused. Inside "
-                  "scikit-learn's model selection (cross_val_score, GridSearchCV, ...) the refusal would "
-                  "otherwise be recorded as a NaN score: pass error_score='raise'", BudgetWarning, stacklevel=3)
+def warn_refused(who: str, exc: BudgetExceededError | LedgerProcessError) -> None:
+    """Warn that the ledger refused a fit (before the error propagates; nothing was charged).
 
-
-def check_ledger_process(who: str, ledger: Ledger | None) -> None:
-    """Refuse, before the table is read, a ledger that cannot be charged from this process.
-
-    An in-memory ledger copied into a worker (``n_jobs > 1``, a process pool, Dask) and the
-    default ledger inside a worker raise :class:`~dpopt.errors.LedgerProcessError`; the warning
-    keeps scikit-learn's model selection from turning the refusal silently into NaN scores.
+    scikit-learn's model selection would otherwise record the refusal as a NaN score: an
+    exhausted budget, or an in-memory/default ledger charged from a worker process
+    (``n_jobs > 1``, a process pool, Dask), where a :class:`~dpopt.SQLiteLedger` is needed.
     """
-    try:
-        (ledger if ledger is not None else default_ledger()).check_process()
-    except LedgerProcessError:
-        warnings.warn(f"{who}: this fit runs in another process than its ledger, so it is refused (no fit, "
-                      "no charge); pass a dpopt.SQLiteLedger to share a budget across processes. Inside "
-                      "scikit-learn's model selection the refusal would otherwise be recorded as a NaN score: "
-                      "pass error_score='raise'", BudgetWarning, stacklevel=3)
-        raise
+    why = ("the ledger's privacy budget is exhausted" if isinstance(exc, BudgetExceededError) else
+           "this fit runs in another process than its ledger (pass a dpopt.SQLiteLedger to share a budget "
+           "across processes)")
+    warnings.warn(f"{who}: {why}, so this fit is refused. Inside scikit-learn's model selection "
+                  "(cross_val_score, GridSearchCV, ...) the refusal would otherwise be recorded as a NaN "
+                  "score: pass error_score='raise'", BudgetWarning, stacklevel=3)
 
 
 def _with_unit(bound: float, order: float) -> float:
@@ -323,12 +314,11 @@ class DPEstimatorBase(BaseEstimator):
             NaN, ...), before any charge.
         """
         self._check_public()
-        check_ledger_process(type(self).__name__, self.ledger)
         mechanism, problem = self._mechanism_and_problem(self._encode(X, y))
         try:
             release = mechanism.run(problem, solver=self.solver, seed=self._seed())
-        except BudgetExceededError:
-            warn_budget(type(self).__name__)
+        except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
+            warn_refused(type(self).__name__, exc)
             raise
         self._store(release)
         return self

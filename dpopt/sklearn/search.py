@@ -29,7 +29,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from dpopt.errors import BudgetExceededError, DpoptError, ModelError
+from dpopt.errors import BudgetExceededError, DpoptError, LedgerProcessError, ModelError
 from dpopt.mechanisms.selection import PrivateSelection, check_grid
 from dpopt.modeling.dataset import Dataset
 from dpopt.privacy.ledger import Ledger
@@ -38,10 +38,9 @@ from dpopt.sklearn._base import (
     DPClassifierBase,
     DPEstimatorBase,
     DPRegressorBase,
-    check_ledger_process,
     check_random_state_type,
     seed_from,
-    warn_budget,
+    warn_refused,
 )
 
 ScoreFn = Callable[[np.ndarray, Dataset], float]
@@ -255,13 +254,12 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                                      score_sensitivity=sensitivity, score_share=self.score_share,
                                      stopping=self.stopping, expected_trials=self.expected_trials,
                                      shape=self.shape, ledger=self.ledger)
-        check_ledger_process(type(self).__name__, self.ledger)
         encoder = clone(est)
         shared["data"] = encoder._encode(X, y)
         try:
             release = selection.run(problem, solver=est.solver, seed=seed_from(self.random_state))
-        except BudgetExceededError:
-            warn_budget(type(self).__name__)
+        except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
+            warn_refused(type(self).__name__, exc)
             raise
         self._store(release, grid, encoder, shared["data"].n, custom=self.scoring is not None)
         return self

@@ -172,6 +172,19 @@ def test_a_budget_refusal_inside_model_selection_warns_instead_of_vanishing_into
     assert len(ledger.charges) == 1
 
 
+def test_a_ledger_of_another_process_warns_and_refuses_the_fit(monkeypatch):
+    """A copy of an in-memory ledger in a worker refuses the fit before any charge, and the
+    BudgetWarning says why (scikit-learn would otherwise record a NaN score)."""
+    X, y = separable()
+    ledger = dp.Ledger()
+    monkeypatch.setattr(ledger, "_origin_pid", -1)  # as in a worker that received a pickled copy
+    est = DPLogisticRegression(epsilon=1.0, x_bound=2.0, classes=["no", "yes"], ledger=ledger)
+    with pytest.warns(BudgetWarning, match="another process than its ledger"), \
+            pytest.raises(dp.errors.LedgerProcessError):
+        est.fit(X, y)
+    assert ledger.charges == () and not hasattr(est, "coef_")
+
+
 def test_pipelines_work_and_bounds_are_declared_after_scaling():
     X, y = separable()
     pipe = Pipeline([("scale", StandardScaler()),
