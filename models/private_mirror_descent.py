@@ -30,7 +30,7 @@ potential
 mode
     ``"accountant"`` (σ from an accountant) or ``"paper"`` (Alg. 1's σ).
 accountant
-    ``"analytic"`` (default: exact μ-GDP of T full-batch Gaussian steps), ``"pld"`` or ``"rdp"``.
+    ``"zcdp"`` (default: zCDP of T exact discrete Gaussian steps on a grid) or ``"rdp"``.
 steps
     T (``None``: Thm 3.2's T, capped at ``max_steps``).
 n, d, k, noise, data_seed
@@ -49,7 +49,7 @@ from dpopt.datasets import make_regression
 
 PARAMS: dict[str, Any] = {
     "epsilon": 1.0, "delta": 1e-6, "set": "simplex", "potential": "auto", "mode": "accountant",
-    "accountant": "analytic", "steps": None, "max_steps": 5000, "n": 20_000, "d": 20, "k": 12,
+    "accountant": "zcdp", "steps": None, "max_steps": 5000, "n": 20_000, "d": 20, "k": 12,
     "noise": 0.1, "data_seed": 0,
 }
 

@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, str] = {
     "data-parallel": "dpopt.bench.data_parallel",
     "startup": "dpopt.bench.startup",
     "noise": "dpopt.bench.noise",
+    "grid-cost": "dpopt.bench.grid_cost",
 }
 
 

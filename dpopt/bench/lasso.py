@@ -52,8 +52,8 @@ from dpopt.bench.output import write_outputs
 from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe, noisy_max_frank_wolfe
 from dpopt.numerics.fw_oracles import CoordinateGradient, L1BallScorer
 from dpopt.numerics.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.privacy.exact_selection import ExactSelector
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.sampling import laplace_noise
 
 NAME = "lasso"
 
@@ -124,10 +124,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, time.perf_counter() - start
 
 
-def _loop(oracle: Any, scorer: L1BallScorer, steps: int, scale: float, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
+def _loop(oracle: Any, scorer: L1BallScorer, steps: int, selector: ExactSelector, seed: int) -> np.ndarray:
     return noisy_max_frank_wolfe(CoordinateGradient(oracle), scorer, steps,
-                                 lambda k: laplace_noise(rng, scale, k), "standard")
+                                 selector.bind(np.random.default_rng(seed)), "standard")
 
 
 def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwidth: float,
@@ -137,11 +136,11 @@ def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwid
     nnz = int(X.nnz) if sp.issparse(X) else n * p
     mech = PolytopeFrankWolfe(args.epsilon, args.delta, steps=args.iters, ledger=Ledger())
     plan = mech._calibrate(L1BallScorer(p, 1.0), n, 4.0, 8.0, True)  # L₁ = 2(r + 1), Γ = 8 for r = 1
-    scorer, scale = L1BallScorer(p, 1.0), plan.scale
+    scorer, scale, selector = L1BallScorer(p, 1.0), plan.scale, mech.selector(plan)
     progress(f"[{case}] fast path: setup")
     fast, setup = _timed(lambda: IncrementalLassoGradient(X, y, np.zeros(p)))
     progress(f"[{case}] fast path: {args.iters} steps")
-    _, loop = _timed(lambda: _loop(fast, scorer, args.iters, scale, args.seed))
+    _, loop = _timed(lambda: _loop(fast, scorer, args.iters, selector, args.seed))
     if sp.issparse(X):
         cols = [c for c in fast._cache.values()]
         col_nnz = float(np.mean([c[0].size if isinstance(c, tuple) else p for c in cols])) if cols else 0.0
@@ -151,9 +150,9 @@ def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwid
     k = min(args.baseline_iters, args.iters)
     progress(f"[{case}] straightforward path: {k} steps")
     direct = DirectLassoGradient(X, y, np.zeros(p))
-    theta_direct, direct_loop = _timed(lambda: _loop(direct, scorer, k, scale, args.seed))
+    theta_direct, direct_loop = _timed(lambda: _loop(direct, scorer, k, selector, args.seed))
     check = IncrementalLassoGradient(X, y, np.zeros(p))
-    theta_fast_k = _loop(check, scorer, k, scale, args.seed)
+    theta_fast_k = _loop(check, scorer, k, selector, args.seed)
     agree = float(np.max(np.abs(theta_fast_k - theta_direct)))
     direct_bytes = 16.0 * nnz
     runs = [

@@ -9,40 +9,39 @@ n = 32,561, d = 109) or ``--data synthetic`` (``--n`` rows shaped like it, d = 1
 plans the fit: T steps (``--steps`` overrides the default T), noise σ on each clipped
 gradient sum (d coordinates a step) and, with adaptive clipping, σ_b on each step's count.
 
-For the median over ``--repeats`` runs, this measures
+Every noisy sum of the fit is rounded onto a public grid and gets exact discrete Gaussian
+noise ([CKS20], Alg. 3; :mod:`dpopt.privacy.grid`).  For the median over ``--repeats`` runs,
+this measures
 
-(a) the **fit**: ``mech.run(problem, seed=r)``, the whole private program;
-(b) **numpy**: the fit's own float sampler (:func:`dpopt.privacy.sampling.gaussian_noise`
-    on a PCG64DXSM generator), T draws of d coordinates and T counts;
-(c) **exact**: :class:`dpopt.privacy.exact.ExactSampler` (secure default bit source), the
-    same T·(d + 1) values from the discrete Gaussian ([CKS20], Alg. 3) on the grid
-    γ = 2^(⌊log2 σ⌋ − ``--grid-bits``), i.e. σ²/γ² in grid units; and the same with a
-    seeded (reproducible, not secure) bit source;
+(a) the **fit**: ``mech.run(problem)`` without a seed — the default, secure run, whose
+    exact noise reads the OS CSPRNG;
+(b) **exact, secure**: drawing that fit's noise alone, as the fit draws it
+    (``plan.noise.draws`` and the count's, T steps, from an unseeded run's generator);
+(c) **exact, seeded**: the same from a seeded (reproducible, not secure) generator;
+(d) **numpy**: the float sampler the fit used before (:func:`dpopt.privacy.sampling.gaussian_noise`
+    on a PCG64DXSM generator), the same number of values;
 
-and prints the ratios (b)/(a) and (c)/(a) — the share of a fit's time its noise would take.
-The fit still draws float noise: the grid and the exact noise are not yet wired into the
-mechanisms; this measures what that would cost.
+and prints each as a share of (a): (b)/(a) is the part of a default fit's time spent
+drawing its exact noise.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 import dpopt as dp
 from dpopt.bench.arguments import parse, positive_float, positive_int
-from dpopt.privacy.exact import ExactSampler
+from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise
 
-__all__ = ["NoiseTimes", "grid_sigma2", "main", "measure", "render"]
+__all__ = ["NoiseTimes", "main", "measure", "render"]
 
 
 @dataclass(frozen=True)
@@ -70,16 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=positive_float, default=1.0, help="ε of the fit (default 1)")
     p.add_argument("--steps", type=positive_int, default=None, help="T (default: DP-GD's own choice)")
     p.add_argument("--radius", type=positive_float, default=10.0, help="ℓ2 radius of the constraint set")
-    p.add_argument("--grid-bits", type=positive_int, default=10,
-                   help="the grid is 2^-bits of σ rounded down to a power of two (default 10)")
     p.add_argument("--repeats", type=positive_int, default=3, help="timed runs of each (default 3)")
     return p
-
-
-def grid_sigma2(sigma: float, bits: int) -> Fraction:
-    """σ²/γ² for the power-of-two grid γ = 2^(⌊log2 σ⌋ − bits): the discrete Gaussian's parameter."""
-    gamma = Fraction(2) ** (math.floor(math.log2(sigma)) - bits)
-    return (Fraction(sigma) / gamma) ** 2
 
 
 def _median(fn: Callable[[int], Any], repeats: int) -> float:
@@ -112,27 +103,27 @@ def measure(args: argparse.Namespace) -> NoiseTimes:
         return dp.DPGradientDescent(args.epsilon, 1.0 / problem.n**2, steps=args.steps, ledger=dp.Ledger())
 
     plan = mech().plan(problem)
-    steps, dim, sigma = plan.steps, problem.dim, plan.sigma
-    count_sigma = plan.adaptive.count_sigma if plan.adaptive is not None else None
-    s2 = grid_sigma2(sigma, args.grid_bits)
-    c2 = grid_sigma2(count_sigma, args.grid_bits) if count_sigma is not None else None
+    steps, dim = plan.steps, problem.dim
+    count = plan.adaptive.count if plan.adaptive is not None else None
 
     def numpy_noise(r: int) -> None:
         rng = np.random.Generator(np.random.PCG64DXSM(r))
         for _ in range(steps):
-            gaussian_noise(rng, sigma, dim)
-            if count_sigma is not None:
-                gaussian_noise(rng, count_sigma, 1)
+            gaussian_noise(rng, plan.sigma, dim)
+            if count is not None:
+                gaussian_noise(rng, count.sigma, 1)
 
     def exact_noise(seed: int | None) -> None:
-        sampler = ExactSampler(seed)
+        rng = make_rng(seed)[0]
+        draws = plan.noise.draws(rng, dim)
+        counts = count.draws(rng, 1) if count is not None else None
         for _ in range(steps):
-            sampler.discrete_gaussian(s2, dim)
-            if c2 is not None:
-                sampler.discrete_gaussian(c2, 1)
+            next(draws)
+            if counts is not None:
+                next(counts)
 
-    fit_s = _median(lambda r: mech().run(problem, seed=r), args.repeats)
-    return NoiseTimes(steps, dim, sigma, count_sigma, fit_s,
+    fit_s = _median(lambda r: mech().run(problem), args.repeats)
+    return NoiseTimes(steps, dim, plan.sigma, count.sigma if count is not None else None, fit_s,
                       _median(numpy_noise, args.repeats),
                       _median(lambda r: exact_noise(None), args.repeats),
                       _median(exact_noise, args.repeats))
@@ -142,12 +133,12 @@ def render(t: NoiseTimes, args: argparse.Namespace) -> str:
     """The table of medians, ratios to the fit time and per-draw costs."""
     count = "none" if t.count_sigma is None else f"{t.count_sigma:.6g}"
     lines = [f"DP-GD on {args.data} (d = {t.dim}), ε = {args.epsilon:g}, δ = 1/n²: T = {t.steps}, "
-             f"σ = {t.sigma:.6g}, count σ_b = {count}; {t.draws} noise values; grid σ/2^{args.grid_bits}; "
+             f"σ = {t.sigma:.6g}, count σ_b = {count}; {t.draws} noise values; "
              f"median of {args.repeats} run{'s' if args.repeats > 1 else ''}",
              f"{'what':<28} {'seconds':>9} {'÷ fit':>8} {'µs/draw':>8}",
-             f"{'fit (float noise)':<28} {t.fit_s:>9.4f} {1.0:>8.3f} {'':>8}"]
-    for label, secs in (("numpy float Gaussian", t.numpy_s), ("exact discrete Gaussian", t.exact_s),
-                        ("exact, seeded (not secure)", t.exact_seeded_s)):
+             f"{'fit (exact noise, secure)':<28} {t.fit_s:>9.4f} {1.0:>8.3f} {'':>8}"]
+    for label, secs in (("its noise, exact, secure", t.exact_s), ("exact, seeded (not secure)", t.exact_seeded_s),
+                        ("numpy float Gaussian", t.numpy_s)):
         lines.append(f"{label:<28} {secs:>9.4f} {secs / t.fit_s:>8.3f} {1e6 * secs / max(t.draws, 1):>8.2f}")
     lines.append(f"exact ÷ numpy: {t.exact_s / t.numpy_s:.1f}×")
     return "\n".join(lines)

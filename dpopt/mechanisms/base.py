@@ -18,10 +18,12 @@ experiment whose release says that no privacy guarantee holds.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from fractions import Fraction
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal, final
@@ -51,7 +53,7 @@ from dpopt.modeling.perturbation import Perturbation
 from dpopt.modeling.problem import Problem
 from dpopt.numerics.apg import plan_fallback, solve_with_proof, unsupported_reason
 from dpopt.numerics.certificates import certify
-from dpopt.privacy.calibration import gaussian_sigma
+from dpopt.privacy.grid import GridNoise, gaussian_on_grid, laplace_on_grid
 from dpopt.privacy.ledger import DefaultLedger, Ledger
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.sampling import gaussian_noise, l2_laplace_noise
@@ -75,7 +77,8 @@ def default_ledger() -> Ledger:
     return _DEFAULT_LEDGER
 
 
-#: the ``noise`` setting of the mechanisms that choose between Gaussian and ℓ2-Laplace noise
+#: the ``noise`` setting of the mechanisms that choose between Gaussian and pure-ε noise
+#: (``"l2-laplace"``: the pure-ε law, on a grid the discrete Laplace per coordinate; :meth:`NoiseSpec.for_sensitivity`)
 NOISE_LAWS = Options(("auto", "gaussian", "l2-laplace"))
 #: the ``on_uncertified`` setting of the mechanisms with a certified oracle
 ON_UNCERTIFIED = Options(("raise", "release-unsafe"))
@@ -92,38 +95,193 @@ def check_noise_law(noise: NoiseChoice, delta: float) -> NoiseChoice:
 
 @dataclass(frozen=True)
 class NoiseSpec:
-    """A public noise distribution: Gaussian N(0, σ²I) or ℓ2-Laplace ∝ exp(−‖v‖/scale)."""
+    """A public noise law: exact discrete noise on a public grid, or a continuous law for a
+    perturbation that is never released.
 
-    kind: Literal["gaussian", "l2-laplace", "none"]
+    * **On a grid** (``grid`` set, ``kind`` ``"gaussian"`` or ``"laplace"``): the discrete
+      Gaussian or discrete Laplace law of :class:`dpopt.privacy.grid.GridNoise` on γℤ^d
+      ([CKS20], Algs. 1–3).  :meth:`release` rounds a centre onto the grid and adds the exact
+      integer noise: every released value is an integer multiple of the public γ
+      (:attr:`grid_step`), and the set of reachable values does not depend on the centre.
+      This is the law of every additive value a mechanism releases.
+    * **Continuous** (``grid`` None, ``kind`` ``"gaussian"`` or ``"l2-laplace"``): N(0, σ²I) or
+      the density ∝ exp(−‖v‖₂/scale), drawn in floating point by :meth:`draw` from the run's
+      generator.  Only for a perturbation that never leaves the mechanism (objective
+      perturbation's linear term, whose proof needs a density).
+    * ``"none"``: no noise (a zero sensitivity).
+
+    Attributes
+    ----------
+    kind : {"gaussian", "laplace", "l2-laplace", "none"}
+        The law.
+    scale : float
+        σ (Gaussian), b (discrete Laplace, per coordinate) or the ℓ2-Laplace scale, in the
+        units of the value; 0 for ``"none"``.
+    grid : GridNoise, optional
+        The exact law on the grid (None: continuous or none).
+    """
+
+    kind: Literal["gaussian", "laplace", "l2-laplace", "none"]
     scale: float
+    grid: GridNoise | None = None
+
+    def __post_init__(self) -> None:
+        if self.grid is not None and (self.grid.kind != self.kind or self.grid.scale != self.scale):
+            raise ValueError("NoiseSpec: kind and scale must be the grid law's (use NoiseSpec.on_grid)")
+        if self.grid is None and self.kind == "laplace":
+            raise ValueError("NoiseSpec: the discrete Laplace law needs its grid (use NoiseSpec.on_grid)")
+        if self.kind == "none" and self.scale != 0.0:
+            raise ValueError("NoiseSpec: 'none' has scale 0")
+
+    @classmethod
+    def on_grid(cls, grid: GridNoise) -> NoiseSpec:
+        """The exact law ``grid`` (kind and scale read from it)."""
+        return cls(grid.kind, grid.scale, grid)
+
+    @classmethod
+    def none(cls) -> NoiseSpec:
+        """No noise."""
+        return cls("none", 0.0)
+
+    @property
+    def grid_step(self) -> float | None:
+        """The public grid step γ of the released values (None for a continuous law or none)."""
+        return None if self.grid is None else self.grid.gamma
+
+    @property
+    def releasable(self) -> bool:
+        """Whether :meth:`release` may be used: an exact law on a grid, or no noise."""
+        return self.grid is not None or self.kind == "none"
+
+    def release(self, centre: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The exact release of ``centre``: rounded (half to even) onto the grid plus exact
+        integer noise, times γ (:meth:`GridNoise.release`).
+
+        The integers come from :func:`dpopt.privacy.exact.sampler_for` (``rng``): an unseeded
+        run's :class:`~dpopt.privacy.rng.SecureGenerator` gives the OS CSPRNG and never its own
+        stream; a seeded generator gives a reproducible sampler seeded by one draw of it.
+        ``"none"`` returns the centre unchanged (used only where the sensitivity is 0).
+        """
+        values = np.asarray(centre, dtype=np.float64)
+        if self.kind == "none":
+            return values.copy()
+        if self.grid is None:
+            raise MechanismError(f"a continuous {self.kind} law cannot release a value; calibrate "
+                                 "it on a grid (NoiseSpec.for_sensitivity)")
+        return self.grid.release(values, rng)
 
     def draw(self, rng: np.random.Generator, dim: int) -> np.ndarray:
+        """A draw of the continuous law (never released: a perturbation inside an objective)."""
         if self.kind == "none" or self.scale == 0.0:
             return np.zeros(dim)
+        if self.grid is not None:
+            raise MechanismError("noise on a grid is added by release(centre, rng), never drawn alone")
         if self.kind == "gaussian":
             return np.asarray(gaussian_noise(rng, self.scale, dim), dtype=np.float64)
         return np.asarray(l2_laplace_noise(rng, self.scale, dim), dtype=np.float64)
 
+    def zcdp_mu(self, sensitivity: float, dim: int) -> float:
+        """μ such that releasing a centre of ℓ2 sensitivity Δ with this discrete Gaussian is
+        μ²/2-zCDP: (Δ + γ√d)/σ ([CKS20]: ρ = ‖shift‖²/(2σ²) for integer shifts in grid units,
+        and rounded neighbours differ by at most Δ/γ + √d steps).  Its Rényi curve is that of
+        a μ-GDP mechanism, which is what Rényi accounting of a composition needs."""
+        if self.kind != "gaussian" or self.grid is None:
+            raise MechanismError("zcdp_mu needs a discrete Gaussian law on a grid")
+        return (sensitivity + self.grid.gamma * math.sqrt(dim)) / self.scale
+
+    def scaled(self, factor: float) -> NoiseSpec:
+        """The same law with its scale multiplied by ``factor`` > 0, on the same grid (for mutation tests)."""
+        if self.kind == "none":
+            return self
+        if self.grid is None:
+            return NoiseSpec(self.kind, self.scale * factor)
+        f = Fraction(factor)
+        param = self.grid.param * (f * f if self.kind == "gaussian" else f)
+        return NoiseSpec.on_grid(GridNoise(self.grid.kind, self.grid.gamma, param))
+
     def expected_norm(self, dim: int) -> float:
-        """E‖v‖₂ of a draw in ``dim`` dimensions."""
+        """E‖v‖₂ of a draw in ``dim`` dimensions (an upper bound for the discrete laws).
+
+        Continuous Gaussian: σ√2·Γ((d+1)/2)/Γ(d/2); ℓ2-Laplace: scale·d (‖v‖ ~ Gamma(d, scale));
+        discrete laws: √(:meth:`second_moment`) (Jensen).
+        """
+        if self.kind == "none":
+            return 0.0
+        if self.grid is not None:
+            return math.sqrt(self.second_moment(dim))
+        if self.kind == "gaussian":
+            return self.scale * math.sqrt(2.0) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
+        return self.scale * dim
+
+    def second_moment(self, dim: int) -> float:
+        """E‖v‖₂² of a draw in ``dim`` dimensions (an upper bound for the discrete Gaussian).
+
+        Continuous Gaussian σ²d; ℓ2-Laplace scale²·d(d + 1); discrete Gaussian ≤ σ²d (its
+        variance is below σ², [CKS20] Prop. 19); discrete Laplace of scale t (grid units)
+        exactly d·γ²·2q/(1 − q)², q = e^{−1/t}.
+        """
         if self.kind == "none":
             return 0.0
         if self.kind == "gaussian":
-            return self.scale * math.sqrt(2.0) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
-        return self.scale * dim  # the norm is Gamma(dim, scale)
+            return self.scale**2 * dim
+        if self.grid is None:
+            return self.scale**2 * dim * (dim + 1)
+        q = math.exp(-1.0 / float(self.grid.param))
+        return dim * self.grid.gamma**2 * 2.0 * q / (1.0 - q) ** 2
 
     @classmethod
     def for_sensitivity(cls, sensitivity: float, epsilon: float, delta: float, dim: int,
-                        choice: NoiseChoice = "auto") -> NoiseSpec:
-        """ℓ2-Laplace (pure ε-DP), or for δ > 0 the analytic Gaussian (Balle–Wang 2018)
-        when its expected norm in ``dim`` dimensions is smaller (ε-DP implies (ε, δ)-DP)."""
+                        choice: NoiseChoice = "auto", *, grid_step: float | None = None) -> NoiseSpec:
+        """The exact law on a grid for one (ε, δ)-DP release of ℓ2 sensitivity Δ in ``dim`` dimensions.
+
+        * Pure ε (δ = 0, or ``choice="l2-laplace"``): discrete Laplace per coordinate
+          (:func:`~dpopt.privacy.grid.laplace_on_grid`), calibrated to the ℓ1 sensitivity
+          √d·Δ (rounded up), so b ≈ √d·Δ/ε.  The continuous ℓ2-Laplace law ∝ exp(−ε‖v‖/Δ) has
+          no exact lattice sampler here; the cost is in E‖noise‖: ≤ √(2d)·b ≈ √2·d·Δ/ε against
+          the ℓ2-Laplace's d·Δ/ε, a factor ≈ √2 for d ≥ 2 (1 for d = 1), plus the grid's 2^-8.
+        * δ > 0: the discrete Gaussian (:func:`~dpopt.privacy.grid.gaussian_on_grid`: the exact
+          [CKS20] Thm. 7 profile for d = 1, its zCDP with the [CKS20] conversion for d > 1);
+          ``"auto"`` takes whichever of the two has the smaller :meth:`expected_norm` (an ε-DP
+          law is also (ε, δ)-DP).
+
+        Parameters
+        ----------
+        sensitivity : float
+            Δ ≥ 0 of the centre in ℓ2 (0 gives ``"none"``).
+        epsilon, delta : float
+            The release's guarantee.
+        dim : int
+            d, the number of coordinates released.
+        choice : {"auto", "gaussian", "l2-laplace"}
+            The law (``"l2-laplace"``: the pure-ε law above, whose name is kept).
+        grid_step : float, optional
+            A public power-of-two grid γ to calibrate on (default: :func:`~dpopt.privacy.grid.grid_step`
+            of Δ, which makes rounding cost at most 2^-8 of Δ).  Rounded neighbours then differ
+            by at most Δ/γ + √d grid steps in ℓ2 (√d·Δ/γ + d in ℓ1), and the laws are
+            calibrated to that, the Gaussian through its zCDP.
+        """
         if sensitivity == 0.0:
-            return cls("none", 0.0)
-        laplace = cls("l2-laplace", sensitivity / epsilon)
+            return cls.none()
+        d = int(dim)
+        l1 = math.nextafter(math.sqrt(d) * sensitivity, math.inf) if d > 1 else float(sensitivity)
+        laplace = cls.on_grid(_laplace_law(l1, epsilon, d, grid_step))
         if delta == 0:
             return laplace
-        gauss = cls("gaussian", gaussian_sigma(sensitivity, epsilon, delta, method="analytic"))
-        return choose(gauss, laplace, dim, choice)
+        gauss = cls.on_grid(_gaussian_law(sensitivity, epsilon, delta, d, grid_step))
+        return choose(gauss, laplace, d, choice)
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_law(sensitivity: float, epsilon: float, delta: float, dim: int, gamma: float | None) -> GridNoise:
+    """The discrete Gaussian for one (ε, δ) release (cached: a pure function of public numbers;
+    one dimension uses the exact profile, several the zCDP conversion, on either grid)."""
+    return gaussian_on_grid(sensitivity, epsilon, delta, dim, gamma)
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace_law(l1_sensitivity: float, epsilon: float, dim: int, gamma: float | None) -> GridNoise:
+    """The discrete Laplace law for one ε-DP release (cached: a pure function of public numbers)."""
+    return laplace_on_grid(l1_sensitivity, epsilon, dim, gamma)
 
 
 def choose(gauss: NoiseSpec, laplace: NoiseSpec, dim: int, choice: NoiseChoice = "auto") -> NoiseSpec:
@@ -257,8 +415,8 @@ class ConvexPlan(Plan):
     and the accelerator resolved from public facts."""
 
     template: Problem  # the problem with its perturbation's ζ, θ₀ (b = 0)
-    linear_noise: NoiseSpec  # law of b in the normalized objective
-    output_noise: NoiseSpec  # law of the noise added to the certified point
+    linear_noise: NoiseSpec  # continuous law of b in the normalized objective (never released)
+    output_noise: NoiseSpec  # exact law on a grid: releases the certified point
     tolerance: float  # allowed ‖x⁺ − θ*‖ (the output noise accounts for it)
     project_output: bool = False
     has_fallback: bool = True
@@ -442,8 +600,19 @@ class ConvexMechanism(Mechanism):
         ``private=False`` (experiments only: the release says no guarantee holds).  Problems
         with the fallback always release privately, whatever this setting.
     noise : {"auto", "gaussian", "l2-laplace"}
-        The noise law: ``"auto"`` takes ℓ2-Laplace for δ = 0 and, for δ > 0, whichever of
-        Gaussian and ℓ2-Laplace has the smaller expected norm.
+        The law of the released noise (exact, on a public grid: :meth:`NoiseSpec.for_sensitivity`):
+        ``"l2-laplace"`` the pure-ε law (discrete Laplace per coordinate), ``"gaussian"`` the
+        discrete Gaussian, ``"auto"`` the pure-ε law for δ = 0 and, for δ > 0, whichever of the
+        two has the smaller expected norm.  (Objective perturbation's linear term stays the
+        continuous Gaussian or ℓ2-Laplace its proof needs; it is never released.)
+
+    Notes
+    -----
+    The released point is ``output_noise.release(x)`` for the certified point x: x rounded onto
+    the public grid γℤ^d (``parameters["grid_step"]``) plus exact discrete noise ([CKS20]), so
+    every released coordinate is an integer multiple of γ (or, with a projection, a
+    post-processing of such values); everything after the discrete noisy value is
+    post-processing.
     """
 
     needs = SolverNeed.ACCELERATOR
@@ -475,6 +644,8 @@ class ConvexMechanism(Mechanism):
         if problem.perturbation is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
         plan = self.calibrate(problem)
+        if not plan.output_noise.releasable:
+            raise MechanismError(f"{self.name}: the output noise must be an exact law on a grid")
         has_fallback = self._check_guarantee(plan, problem)  # from the problem's structure only
         backend, profile = resolve(options.solver, plan.template)
         version = backend.require()
@@ -490,21 +661,26 @@ class ConvexMechanism(Mechanism):
                        backend=backend, options=solve_options, call=call)
 
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
-        """Draw b and the output noise, accelerate, re-check, else the fallback; add the noise."""
+        """Draw b, accelerate, re-check, else the fallback; release the point on the grid.
+
+        The linear noise b (continuous, never released) is drawn from ``rng``; the certified
+        point is released by ``plan.output_noise.release`` (rounded onto the public grid plus
+        exact discrete noise, :meth:`NoiseSpec.release`); the optional projection after it is
+        post-processing.
+        """
         assert isinstance(plan, ConvexPlan) and plan.call is not None and plan.options is not None
         problem = plan.problem
         b = plan.linear_noise.draw(rng, problem.dim)
-        out_noise = plan.output_noise.draw(rng, problem.dim)
         result = _accelerate(plan.backend, plan.template, b, plan.options)
         result, point = self._recheck(plan, b, result)
         details: dict[str, Any] = {"answered_by": "accelerator"}
         if not plan.has_fallback:  # the opted-in experiment: never private, certified or not
-            return Outcome(self._finish(plan, problem, point + out_noise),
+            return Outcome(self._finish(plan, problem, plan.output_noise.release(point, rng)),
                            calls=(replace(plan.call, certified=bool(result.certified)),),
                            results=(result,), private=False, notes=(UNSAFE_NOTE,))
         if not result.certified:
             point, details = _fallback(plan, b)
-        return Outcome(self._finish(plan, problem, point + out_noise), calls=(plan.call,),
+        return Outcome(self._finish(plan, problem, plan.output_noise.release(point, rng)), calls=(plan.call,),
                        results=(result,), details=details)
 
     def _check_guarantee(self, plan: ConvexPlan, problem: Problem) -> bool:
@@ -531,7 +707,7 @@ class ConvexMechanism(Mechanism):
 
     @staticmethod
     def _finish(plan: ConvexPlan, problem: Problem, theta: np.ndarray) -> np.ndarray:
-        """Post-processing: the optional projection of the noisy point onto the set."""
+        """Post-processing of the grid release: the optional projection onto the set (else the grid values)."""
         if plan.project_output and problem.constraint is not None:
             return np.asarray(problem.constraint.project(theta), dtype=np.float64)
         return np.asarray(theta, dtype=np.float64)

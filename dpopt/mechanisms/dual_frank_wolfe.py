@@ -32,17 +32,26 @@ Privacy (replace-one neighbours) — corrections to the paper
    ``Δ = sup_{v∈K} ⟨v, δθ⟩ = lam·Ω∞(δθ) ≤ lam·R₂(|P|(F))·Δθ`` with
    ``R₂ = max_{s∈|P|(F)} ‖s‖₂``.  Inner solves are certified to
    ``‖θ̃ − θ(s)‖ ≤ inner_tolerance`` and Δθ gains ``2·inner_tolerance``.
-2. *Noisy max.*  Laplace report-noisy-max over non-monotone scores needs
-   scale ``2Δ/ε₀`` (see :mod:`dpopt.privacy.noisy_max`); the exponential
-   mechanism (Gumbel) uses the same scale.  Composition over T steps: the
+2. *Noisy max, exactly.*  The scores are rounded onto the public grid
+   γ = ``grid_step(min(Δ, 2Δ/ε₀), B)`` (B = number of blocks, γ·B ≤ Δ/256), which raises
+   the sensitivity of a candidate's total score to Δ' = (⌊Δ/γ⌋ + B)γ ≤ Δ + Bγ
+   (``parameters["score_grid"]``, ``"score_sensitivity_grid"``).  Report-noisy-min
+   with exact discrete Laplace noise over non-monotone scores needs scale
+   ``2Δ'/ε₀``; the exponential mechanism (``"gumbel"``) uses the same scale and is
+   sampled exactly by rejection with exact Bernoulli(exp(−x)) trials
+   (:mod:`dpopt.privacy.exact_selection`, which proves both rules ε₀-DP and the
+   exponential mechanism ε₀-bounded-range).  Composition over T steps: the
    better of basic and zCDP composition (:func:`noisy_max_budget`), not the
-   advanced-composition constant √(8T log(1/δ)).
+   advanced-composition constant √(8T log(1/δ)).  The dual step that follows each
+   selection is post-processing of the chosen vertex.
 3. *Primal recovery touches the data.*  Alg. 2 privatizes the dual iterate
    ``ŝ = s_T``; Eq. (13) then computes ``θ(ŝ)`` from the data again, which is
-   not post-processing.  dpopt releases ``θ(ŝ) + b`` with b calibrated to
-   ``Δθ`` (output perturbation for fixed public ŝ) on a share of the budget,
-   and composes the two parts (basic composition); ``release="dual"`` releases
-   ŝ alone with the whole budget on the selections.
+   not post-processing.  dpopt releases θ(ŝ) rounded onto a public grid plus exact
+   discrete noise calibrated to ``Δθ`` (output perturbation for fixed public ŝ,
+   :meth:`NoiseSpec.release`: discrete Gaussian, or discrete Laplace for pure ε;
+   ``parameters["recovery_grid_step"]``) on a share of the budget, and composes the
+   two parts (basic composition); ``release="dual"`` releases ŝ alone with the
+   whole budget on the selections.  Everything after the noisy θ is post-processing.
 4. *Step size.*  Alg. 2 uses ``ρ_t = 1/(t+2)`` (``step="paper"``); the
    standard ``2/(t+2)`` (Jaggi 2013) is the default.  Steps are public.
 
@@ -53,9 +62,9 @@ accounting.  dpopt supports (i) vertex lists small enough to enumerate
 (``polyhedron_vertices``; Laplace or Gumbel) and (ii) Minkowski sums of small
 blocks (``vertex_blocks``: cardinality → p segments, coverage and chain cut →
 one ℓ1 ball per group), where the candidates are tuples of block vertices and
-the exponential mechanism ``∝ exp(−ε₀ Σ_b score_b /(2Δ))`` factorizes into
-independent Gumbel argmins per block (the sum of a tuple lies in K; Δ is the
-sensitivity of the total score).  Report-noisy-max does not factorize, so
+the exponential mechanism ``∝ exp(−ε₀ Σ_b k_b /(2D))`` on the integer block scores
+k_b factorizes into independent exact draws per block (the sum of a tuple lies in K;
+D = Δ'/γ bounds the change of the total integer score).  Report-noisy-max does not factorize, so
 blocks need ``selection="gumbel"``.  Anything else is refused.
 """
 
@@ -93,9 +102,10 @@ from dpopt.modeling.regularizers import L1Norm
 from dpopt.modeling.submodular import SetFunction, VertexBlocks, vertex_blocks
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.numerics.submodular_lp import polyhedron_l2_radius, polyhedron_vertices
+from dpopt.privacy.exact_selection import ExactSelector, grid_sensitivity, selection_grid
+from dpopt.privacy.grid import grid_step
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
-from dpopt.privacy.sampling import gumbel_noise, laplace_noise
 from dpopt.progress import counted
 
 __all__ = ["DualFrankWolfe", "DualLoss", "SelectionSpace", "dual_step_size"]
@@ -275,12 +285,13 @@ class SelectionSpace:
         self.n_blocks = sum(b.n_blocks for b in blocks)
         self.log_candidates = float(sum(b.n_blocks * math.log(b.V.shape[0]) for b in blocks))
 
-    def select(self, theta: np.ndarray, noise: Callable[[tuple[int, int]], np.ndarray]) -> np.ndarray:
-        """``argmin_v (−⟨v, θ⟩ + noise_v)`` over the candidates; returns the point (in K)."""
+    def select(self, theta: np.ndarray, argmin_rows: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The private argmin of the scores ``−⟨v, θ⟩``: ``argmin_rows(scores)`` picks one vertex
+        per block (row); returns the sum of the chosen block vertices (a point of K)."""
         out = np.zeros(self.p)
         for b in self.blocks:
             scores = -self.lam * b.weights[:, None] * (theta[b.idx] @ b.V.T)
-            pick = np.argmin(scores + noise(scores.shape), axis=1)
+            pick = np.asarray(argmin_rows(scores), dtype=np.int64)
             np.add.at(out, b.idx, self.lam * b.weights[:, None] * b.V[pick])
         return out
 
@@ -299,6 +310,7 @@ class DualPlan(Plan):
     budget: NoisyMaxBudget | None
     score_sensitivity: float
     scale: float
+    score_grid: float
     theta_sensitivity: float
     recovery: NoiseSpec
 
@@ -358,12 +370,12 @@ class DualFrankWolfe(Mechanism):
         the curvature ``C = diam₂(K)²/Λ``, the FW/noise trade-off of Thm. 4).
         ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"gumbel", "laplace"}
-        Exponential mechanism (Gumbel noisy argmin; needed for block
-        decompositions) or Laplace report-noisy-max (enumerated lists only).
+        The exponential mechanism, sampled exactly (needed for block decompositions), or
+        report-noisy-min with exact discrete Laplace noise (enumerated lists only).
     step : {"standard", "paper"}
         ``2/(t+2)`` or Alg. 2's ``1/(t+2)``.
     release : {"primal", "dual"}
-        Release ``θ(ŝ) + b`` (default) or the dual iterate ŝ.
+        Release θ(ŝ) on a grid plus exact discrete noise (default) or the dual iterate ŝ.
     recovery_share : float
         Share of ε and δ spent on the primal recovery noise (``release="primal"``).
     inner_tolerance : float
@@ -414,8 +426,13 @@ class DualFrankWolfe(Mechanism):
 
     # -- calibration -------------------------------------------------------------
     def selection_scale(self, sensitivity: float, budget: NoisyMaxBudget) -> float:
-        """Noise scale ``2Δ/ε₀`` of one selection (the mutation tests override this)."""
+        """Noise scale ``2Δ'/ε₀`` of one selection for the grid-adjusted Δ' (the mutation tests
+        override this)."""
         return budget.scale(sensitivity)
+
+    def selector(self, plan: DualPlan) -> ExactSelector:
+        """The exact selection rule of ``plan`` (rule, score grid, scale)."""
+        return ExactSelector("laplace" if self.selection == "laplace" else "gumbel", plan.score_grid, plan.scale)
 
     def _split(self) -> tuple[float, float, float, float]:
         if self.release == "dual":
@@ -452,13 +469,18 @@ class DualFrankWolfe(Mechanism):
         steps = self.steps or self._default_steps(norm.lam * r2, problem.l2_weight, eps_sel, delta_score,
                                                        space.log_candidates)
         budget = noisy_max_budget(eps_sel, dlt_sel, steps, self.selection)
-        scale = self.selection_scale(delta_score, budget)
-        recovery = NoiseSpec("none", 0.0)
+        grid = selection_grid(delta_score, space.n_blocks, budget.scale(delta_score))
+        on_grid = grid_sensitivity(delta_score, grid, space.n_blocks) * grid
+        scale = self.selection_scale(on_grid, budget)
+        recovery = NoiseSpec.none()
         if self.release == "primal":
-            recovery = NoiseSpec.for_sensitivity(d_theta, eps_rec, dlt_rec, problem.dim, self.noise)
+            # the grid is at most 1/256 of both Δθ and Δθ/ε (public): a large ε keeps its small noise
+            fine = grid_step(min(d_theta, d_theta / eps_rec), float(problem.dim))
+            recovery = NoiseSpec.for_sensitivity(d_theta, eps_rec, dlt_rec, problem.dim, self.noise, grid_step=fine)
         params = {
             "selection": self.selection, "composition": budget.composition, "steps": steps,
-            "step_epsilon": budget.step_epsilon, "score_sensitivity": delta_score, "selection_scale": scale,
+            "step_epsilon": budget.step_epsilon, "score_sensitivity": delta_score, "score_grid": grid,
+            "score_sensitivity_grid": on_grid, "selection_scale": scale,
             "theta_sensitivity_l2": d_theta, "lipschitz_l2": L, "theta_radius_l2": radius,
             "polyhedron_l2_radius": r2, "omega_weight": norm.lam, "ridge": problem.l2_weight,
             "blocks": space.n_blocks, "enumerated_vertices": space.enumerated,
@@ -466,9 +488,10 @@ class DualFrankWolfe(Mechanism):
             "epsilon_selection": eps_sel, "delta_selection": dlt_sel,
             "epsilon_recovery": eps_rec, "delta_recovery": dlt_rec,
             "recovery_noise": recovery.kind, "recovery_scale": recovery.scale,
+            "recovery_grid_step": recovery.grid_step,
             "step_rule": self.step, "set_function": norm.F.describe(), "neighbouring": "replace-one",
         }
-        return DualPlan(space, steps, budget, delta_score, scale, d_theta, recovery, problem=problem,
+        return DualPlan(space, steps, budget, delta_score, scale, grid, d_theta, recovery, problem=problem,
                         parameters=params)
 
     @staticmethod
@@ -480,22 +503,19 @@ class DualFrankWolfe(Mechanism):
         return int(min(500, max(1, math.ceil((curvature * eps / noise) ** (2.0 / 3.0)))))
 
     # -- running -------------------------------------------------------------------
-    def _draw(self, rng: np.random.Generator, scale: float) -> Callable[[tuple[int, int]], np.ndarray]:
-        if self.selection == "laplace":
-            return lambda shape: laplace_noise(rng, scale, shape)
-        return lambda shape: -gumbel_noise(rng, scale, shape)
-
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
-        """Alg. 2 on the data: T noisy selections in the dual, then the primal map and its noise."""
+        """Alg. 2 on the data: T exact private selections in the dual, then the primal map released
+        on its grid with exact noise (the selections' and the release's bits come from one exact
+        sampler per use, :func:`dpopt.privacy.exact.sampler_for`)."""
         assert isinstance(plan, DualPlan)
         problem = plan.problem
         dual = DualLoss(problem.loss, problem.l2_weight, self.inner_tolerance)
-        draw = self._draw(rng, plan.scale)
+        select = self.selector(plan).bind_rows(rng)
         s = np.zeros(problem.dim)  # s₀ ∈ K, data-independent
         for t in counted(plan.steps, "dual Frank–Wolfe iterations"):
-            v = plan.space.select(dual.primal(s), draw)
+            v = plan.space.select(dual.primal(s), select)
             rho = dual_step_size(t, self.step)
             s = (1.0 - rho) * s + rho * v
         if self.release == "dual":
             return Outcome(s, notes=("the released vector is the dual iterate ŝ ∈ K, not θ",))
-        return Outcome(dual.primal(s) + plan.recovery.draw(rng, problem.dim))
+        return Outcome(plan.recovery.release(dual.primal(s), rng))

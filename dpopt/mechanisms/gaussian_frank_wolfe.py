@@ -1,6 +1,21 @@
 """Private Frank–Wolfe over a general convex set with Gaussian noise (TTZ14 Alg. 5, Thm. B.1).
 The algorithm, its calibration and the corrections to the paper are in
-:mod:`dpopt.mechanisms.frank_wolfe`."""
+:mod:`dpopt.mechanisms.frank_wolfe`.
+
+The noisy gradients are exact and on a public grid ([CKS20]; :mod:`dpopt.privacy.grid`):
+each step rounds the sum of the per-example gradients clipped to L₂ onto γℤ^d,
+γ = grid_step(2L₂, √d) a public power of two (γ√d ≤ 2L₂/256), adds an exact discrete
+Gaussian vector (σ²/γ² an integer) and only then divides by n and adds λθ; the LMO and the
+step are post-processing.  Rounded neighbours differ by at most Δ' = 2L₂ + γ√d, so a step is
+ρ-zCDP with ρ = Δ'²/(2σ²) and T steps add.  ``accountant="zcdp"`` (default):
+σ = Δ'·√(T/(2ρ)) with ρ = :func:`~dpopt.privacy.zcdp.zcdp_rho` (ε, δ); ``"rdp"``:
+dp-accounting's RDP of the unsampled Gaussian at Δ' (valid: the discrete Gaussian's Rényi
+divergence is at most the continuous one's at every order); ``"analytic"`` and ``"pld"``
+(the continuous Gaussian's exact privacy loss) are refused before the charge;
+``calibration="paper"`` uses the paper's σ raised to the zCDP σ where it is below it.
+The release reports ``grid_step`` γ and ``noise_scale_sum`` (σ on the sum as drawn),
+``noise_scale`` (σ/n, on the average gradient) and ``zcdp_rho``.
+"""
 
 from __future__ import annotations
 
@@ -29,12 +44,10 @@ from dpopt.mechanisms.params import Interval, Options, Real, arguments, renamed_
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.problem import Problem
-from dpopt.numerics.fw_oracles import (
-    clipped_smooth_gradient,
-)
-from dpopt.privacy.calibration import gaussian_delta, gaussian_sigma_analytic
+from dpopt.numerics.clipping import ClippedGradient
+from dpopt.privacy.accountant import CONTINUOUS_ONLY, GridSteps, grid_gaussian_steps, grid_reach
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.sampling import gaussian_noise
+from dpopt.privacy.zcdp import zcdp_rho
 from dpopt.progress import counted
 
 __all__ = ["GaussianFrankWolfe", "paper_sigma_checked"]
@@ -51,26 +64,35 @@ LMO_ACCEPTANCE = ("an optimal vertex, clipped to the polytope's exact bounding b
 
 
 @lru_cache(maxsize=256)
-def _accountant_sigma(sensitivity: float, steps: int, epsilon: float, delta: float, method: str) -> float:
-    """σ from the dp-accounting accountant (cached: public inputs only, and RDP search is slow)."""
+def _accountant_sigma(reach: float, steps: int, epsilon: float, delta: float, method: str) -> float:
+    """σ on the gradient sum for Δ' = ``reach``: zCDP, or the dp-accounting RDP accountant (cached:
+    public inputs only, and the RDP search is slow)."""
+    if method == "zcdp":
+        return zcdp_sum_sigma(reach, steps, epsilon, delta)
     from dpopt.privacy.accountant import gaussian_sigma_for_composition
 
-    return gaussian_sigma_for_composition(sensitivity, steps, epsilon, delta, method=method)
+    return gaussian_sigma_for_composition(reach, steps, epsilon, delta, method=method)
 
 
-def paper_sigma_checked(lipschitz_l2: float, n: int, steps: int, epsilon: float, delta: float) -> tuple[float, bool]:
-    """The paper's σ (Alg. 1 line 1) and whether it had to be raised to the exact requirement.
+def zcdp_sum_sigma(reach: float, steps: int, epsilon: float, delta: float) -> float:
+    """σ = Δ'·√(T/(2ρ)) with ρ = zcdp_rho(ε, δ): T discrete Gaussian steps meet (ε, δ) ([CKS20])."""
+    return reach * math.sqrt(steps / (2.0 * zcdp_rho(epsilon, delta)))
 
-    T Gaussian steps of sensitivity Δ = 2L₂/n compose exactly to one Gaussian
-    with sensitivity Δ√T, so ``gaussian_delta(σ, Δ√T, ε) ≤ δ`` decides validity.
+
+def paper_sigma_checked(lipschitz_l2: float, n: int, steps: int, epsilon: float, delta: float,
+                        dim: int = 1) -> tuple[float, bool]:
+    """The paper's σ (Alg. 1 line 1, on the average gradient) and whether it had to be raised.
+
+    The requirement is the zCDP σ of the discrete Gaussian on the grid (module docstring),
+    divided by n: Δ' = 2L₂ + γ√d on the sum, σ = Δ'·√(T/(2ρ)).
     """
     from dpopt.privacy.accountant import paper_sigma
 
     sigma = paper_sigma(lipschitz_l2, n, steps, epsilon, delta)
-    total = 2.0 * lipschitz_l2 / n * math.sqrt(steps)
-    if total == 0.0 or gaussian_delta(sigma, total, epsilon) <= delta:
+    if lipschitz_l2 == 0.0:
         return sigma, False
-    return gaussian_sigma_analytic(total, epsilon, delta), True
+    need = zcdp_sum_sigma(grid_reach(2.0 * lipschitz_l2, dim)[1], steps, epsilon, delta) / n
+    return (sigma, False) if sigma >= need else (need, True)
 
 
 @dataclass(frozen=True)
@@ -78,19 +100,25 @@ class GaussianPlan(Plan):
     """A calibrated Alg. 5 run (public quantities only)."""
 
     steps: int
-    sigma: float
+    noise: GridSteps  # the gradient sums' grid and exact noise
     sensitivity: float
     lmo: str
     solve_lmo: Callable[[np.ndarray], np.ndarray] | None = None  # None: the set's own LMO
     calls: tuple[OracleCall, ...] = ()
 
+    @property
+    def sigma(self) -> float:
+        """σ of the noise on the average gradient, as drawn (σ on the sum / n)."""
+        return self.noise.sigma / self.problem.n
 
-def gaussian_frank_wolfe(gradient: Callable[[np.ndarray], np.ndarray], lmo: Callable[[np.ndarray], np.ndarray],
-                         theta0: np.ndarray, steps: int, draw: Callable[[], np.ndarray], rule: str) -> np.ndarray:
-    """Run T Frank–Wolfe steps with ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t = draw()``."""
+
+def gaussian_frank_wolfe(noisy_gradient: Callable[[np.ndarray], np.ndarray],
+                         lmo: Callable[[np.ndarray], np.ndarray], theta0: np.ndarray, steps: int,
+                         rule: str) -> np.ndarray:
+    """Run T Frank–Wolfe steps with ``s_t = LMO(noisy_gradient(θ_t))``."""
     theta = np.array(theta0, dtype=np.float64)
     for t in counted(steps, "Frank–Wolfe iterations"):
-        s = lmo(gradient(theta) + draw())
+        s = lmo(noisy_gradient(theta))
         mu = step_size(t, steps, rule)
         theta = (1.0 - mu) * theta + mu * s
     return theta
@@ -107,11 +135,11 @@ class GaussianFrankWolfe(Mechanism):
         T, the number of noisy gradients (default: the paper's T of Thm. B.2,
         with the Gaussian width of C).  ``iterations=`` is its deprecated alias (FutureWarning).
     calibration : {"accountant", "paper"}
-        σ from a privacy accountant (tight) or the paper's formula.
-    accountant : {"analytic", "rdp", "pld"}
-        The accountant of ``calibration="accountant"``: exact μ-GDP (default),
-        dp-accounting's RDP (the earlier default) or PLD; reported as
-        ``parameters["accountant"]``.
+        σ from a privacy accountant (tight) or the paper's formula (raised to the zCDP σ).
+    accountant : {"zcdp", "rdp"}
+        The accountant of ``calibration="accountant"`` for the discrete Gaussian noise: zCDP
+        (default, [CKS20]) or dp-accounting's RDP at Δ'; reported as
+        ``parameters["accountant"]``.  ``"analytic"`` and ``"pld"`` are refused (module docstring).
     step : {"standard", "paper"}
         μ_t = 2/(t+2) (default) or the paper's constant 1/(T+2).
     ledger : Ledger, optional
@@ -121,8 +149,8 @@ class GaussianFrankWolfe(Mechanism):
 
     Notes
     -----
-    Gradient sensitivity ``Δ = 2L₂/n``; the release reports the mode, σ and the
-    paper's σ.  The LMO is closed-form for the norm balls, the simplex, vertex
+    Gradient sensitivity ``Δ = 2L₂/n`` (2L₂ on the sum, which is what is put on the grid);
+    the release reports the mode, σ, the paper's σ, ``grid_step`` and ``zcdp_rho``.  The LMO is closed-form for the norm balls, the simplex, vertex
     polytopes, group-ℓ1 and nuclear-norm balls, and an LP for
     :class:`~dpopt.modeling.HPolytope`, solved by the backend ``solver=`` names
     (:func:`dpopt.backends.programs.resolve_lp_backend`; ``"auto"``: ``scipy-lp``); it is
@@ -133,7 +161,7 @@ class GaussianFrankWolfe(Mechanism):
     """
 
     name = "GaussianFrankWolfe"
-    theorem = "TTZ14 Alg. 5 / Thm. B.1, Gaussian gradients with Δ = 2L₂/n"
+    theorem = "TTZ14 Alg. 5 / Thm. B.1, exact discrete Gaussian gradients on a grid with Δ = 2L₂/n, zCDP [CKS20]"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **Mechanism._parameter_constraints,
@@ -142,13 +170,13 @@ class GaussianFrankWolfe(Mechanism):
                                "for pure ε-DP over a polytope")],
         "steps": STEPS,
         "calibration": [Options(("accountant", "paper"))],
-        "accountant": [Options(("analytic", "rdp", "pld"))],
+        "accountant": [Options(("zcdp", "rdp"), why=CONTINUOUS_ONLY)],
         "step": [STEP_RULES],
         "iterations": STEPS,
     }
 
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
-                 calibration: str = "accountant", accountant: str = "analytic", step: str = "standard",
+                 calibration: str = "accountant", accountant: str = "zcdp", step: str = "standard",
                  ledger: Ledger | None = None, iterations: int | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
@@ -158,15 +186,15 @@ class GaussianFrankWolfe(Mechanism):
         self.accountant = accountant
         self.step = step
 
-    def noise_sigma(self, lipschitz_l2: float, n: int, steps: int) -> tuple[float, dict[str, Any]]:
-        """σ of the gradient noise and its record (the mutation tests override this)."""
-        sensitivity = 2.0 * lipschitz_l2 / n
-        paper, raised = paper_sigma_checked(lipschitz_l2, n, steps, self.epsilon, self.delta)
+    def noise_sigma(self, lipschitz_l2: float, n: int, steps: int, dim: int = 1) -> tuple[float, dict[str, Any]]:
+        """σ of the gradient noise on the *average* gradient (σ on the sum / n) before it is put
+        on the grid, and its record (the mutation tests override this)."""
+        paper, raised = paper_sigma_checked(lipschitz_l2, n, steps, self.epsilon, self.delta, dim)
         record: dict[str, Any] = {"noise_scale_paper": paper, "noise_scale_paper_raised_to_exact": raised}
         if self.calibration == "paper":
             return paper, record
-        sigma = _accountant_sigma(sensitivity, steps, self.epsilon, self.delta, self.accountant)
-        return sigma, record
+        reach = grid_reach(2.0 * lipschitz_l2, dim)[1]
+        return _accountant_sigma(reach, steps, self.epsilon, self.delta, self.accountant) / n, record
 
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GaussianPlan:
         """Validate ``problem``, calibrate σ and, for an LP LMO, prepare its solver (no data values read).
@@ -197,20 +225,23 @@ class GaussianFrankWolfe(Mechanism):
             width = c.gaussian_width().high
             steps = paper_iterations(curvature_bound(problem), problem.n, self.epsilon, lip * width,
                                       "a positive ℓ2-Lipschitz constant")
-        sigma, record = self.noise_sigma(lip, problem.n, steps)
+        sigma, record = self.noise_sigma(lip, problem.n, steps, problem.dim)
+        noise = grid_gaussian_steps(sigma * problem.n, 2.0 * lip, problem.dim, steps)
         sensitivity = 2.0 * lip / problem.n
         params = {
             "calibration": self.calibration, "accountant": self.accountant if self.calibration == "accountant" else None,
-            "noise": "gaussian", "noise_scale": sigma, **record, "steps": steps, "sensitivity_l2": sensitivity,
+            "noise": "discrete-gaussian", "noise_scale": noise.sigma / problem.n, **record,
+            "noise_scale_sum": noise.sigma, "grid_step": noise.gamma, "sensitivity_l2_sum_on_grid": noise.reach,
+            "zcdp_rho": noise.rho, "steps": steps, "sensitivity_l2": sensitivity,
             "lipschitz_l2": lip, "lmo": lmo, "step_rule": self.step, "neighbouring": "replace-one",
         }
         if not c.lmo_is_lp:
-            return GaussianPlan(steps, sigma, sensitivity, lmo, problem=problem, parameters=params)
+            return GaussianPlan(steps, noise, sensitivity, lmo, problem=problem, parameters=params)
         backend, profile = programs.resolve_lp_backend(solver)
         calls = (OracleCall(backend.name, backend.require(), f"step solver ({steps} LMO calls)", LMO_ACCEPTANCE),)
         solve_lmo = _backend_lmo(c, backend, merge_options(profile, time_limit=options.time_limit,
                                                            threads=options.threads))
-        return GaussianPlan(steps, sigma, sensitivity, lmo, solve_lmo, calls, problem=problem, profile=profile,
+        return GaussianPlan(steps, noise, sensitivity, lmo, solve_lmo, calls, problem=problem, profile=profile,
                             parameters=dict(params, lmo_backend=backend.name))
 
     def solver_need(self, problem: Any) -> SolverNeed:
@@ -220,14 +251,20 @@ class GaussianFrankWolfe(Mechanism):
         return SolverNeed.STEP if lp else SolverNeed.NONE
 
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
-        """Alg. 5 on the data: T Frank–Wolfe steps on Gaussian-noised clipped gradients."""
+        """Alg. 5 on the data: T Frank–Wolfe steps on noisy clipped gradient sums on the grid."""
         assert isinstance(plan, GaussianPlan)
         problem = plan.problem
         c = problem.constraint
         lmo = plan.solve_lmo if plan.solve_lmo is not None else c.lmo
-        draw = lambda: gaussian_noise(rng, plan.sigma, problem.dim)  # noqa: E731
-        return Outcome(gaussian_frank_wolfe(clipped_smooth_gradient(problem, norm=2), lmo, c.center(),
-                                            plan.steps, draw, self.step), calls=plan.calls)
+        clipped = ClippedGradient(problem.loss, norm=2, bound=problem.loss_constants().lipschitz_l2)
+        n, lam = problem.n, problem.l2_weight
+        noise = plan.noise.draws(rng, problem.dim)  # data-independent: drawn ahead in blocks
+
+        def noisy_gradient(theta: np.ndarray) -> np.ndarray:  # the noisy sum, then / n and + λθ
+            return plan.noise.release(clipped(theta) * n, next(noise)) / n + lam * theta
+
+        return Outcome(gaussian_frank_wolfe(noisy_gradient, lmo, c.center(), plan.steps, self.step),
+                       calls=plan.calls)
 
 
 def _backend_lmo(polytope: Any, backend: Backend, options: SolveOptions) -> Callable[[np.ndarray], np.ndarray]:

@@ -18,38 +18,58 @@ Privacy (replace-one neighbours).  Every per-example gradient is clipped to ℓ2
 Lipschitz constant, where clipping changes nothing inside the declared domain), so
 replacing one row moves the sum of clipped gradients by at most 2C wherever θ is.
 
-* DP-GD: ĝ_t = (Σ_i clip_C(g_i) + N(0, σ²I))/n.  Each step is a Gaussian mechanism with
-  sensitivity 2C, hence (2C/σ)-GDP; T adaptive steps are exactly μ-GDP with
-  μ = 2C√T/σ (Dong, Roth and Su 2022, Cor. 3.3), so σ is the analytic Gaussian σ
-  (Balle and Wang 2018) for sensitivity 2C√T (``accountant="analytic"``, exact) or
-  dp-accounting's PLD (``"pld"``, an upper bound converging to it).
+The noisy sums are exact and on a public grid ([CKS20]; :mod:`dpopt.privacy.grid`).  Each
+step rounds the clipped gradient *sum* S_t onto γℤ^d, γ = grid_step(2C, √d) a public power
+of two with γ√d ≤ 2C/256, adds an exact discrete Gaussian vector K_t ~ N_ℤ(0, σ²/γ²)^d in
+grid units (σ²/γ² an integer), and releases (round(S_t/γ) + K_t)·γ, an exact multiple of
+γ; the division by n (or qn), the step, the prox and the averaging are post-processing.
+Rounded neighbours differ by at most Δ' = 2C + γ√d, so a step is ρ-zCDP with
+ρ = Δ'²/(2σ²) ([CKS20]: the discrete Gaussian's Rényi divergence is at most the continuous
+one's), and T adaptive steps are (Tρ)-zCDP.
+
+* DP-GD (``accountant="zcdp"``, the only one): σ = Δ'·√(T/(2ρ)) with ρ = zcdp_rho(ε, δ),
+  the largest ρ whose [CKS20] conversion gives δ(ε) ≤ δ
+  (:func:`dpopt.privacy.zcdp.zcdp_rho`).  ``"analytic"`` and ``"pld"`` (the continuous
+  Gaussian's exact μ-GDP composition and its PLD) do not cover discrete noise and are
+  refused before the charge.  The release reports ``grid_step`` γ, ``noise_scale`` σ (as
+  drawn) and ``zcdp_rho`` (the run's ρ, ≤ the budget's).
 * Adaptive clipping (DP-GD's default, ``clip="adaptive"``; Andrew, Thakkar, McMahan and
   Ramaswamy 2021, "Differentially private learning with adaptive clipping", Alg. 1 with
   its geometric update).  Each step also releases the noisy count
-  b̃_t = #{i : ‖g_i‖ ≤ C_t} + N(0, σ_b²) and sets
-  C_{t+1} = C_t · exp(−η_C (b̃_t/n − γ)), clamped to [C_0/100, C_0] with C_0 = L: C_t tracks
-  the γ-quantile of the per-example gradient norms (post-processing of noisy releases).
-  The gradient noise is σ_t = z C_t, so step t releases a Gaussian vector whose
-  replace-one sensitivity, in units of its noise, is √((2/z)² + (1/σ_b)²) (the sum moves by
-  2C_t, the count by 1) whatever C_t is: T adaptive steps are exactly μ-GDP with
-  μ = √T · √(4/z² + 1/σ_b²).  z and σ_b give the count a share ``clip_share`` of each
-  step's μ²: with u the per-step noise of a unit-sensitivity T-fold composition at (ε, δ),
-  z = 2u/√(1 − share) and σ_b = u/√share.  The loss-gradient step is scaled by C_0/C_t
-  (a clipped gradient is at most C_t long, so the step keeps the length η C_0 of the
-  unclipped method; λθ and the prox keep η).  Defaults γ = 0.8, η_C = 0.2,
-  share = 0.05.  Andrew et al.'s γ = 0.5 collapses C for logistic regression: near the
+  b̃_t = #{i : ‖g_i‖ ≤ C_t} + K_b, K_b ~ N_ℤ(0, σ_b²) exact with σ_b² an integer (the count is
+  an integer: grid 1, no rounding, sensitivity 1), and sets
+  C_{t+1} = C_t · exp(−η_C (b̃_t/n − γ_q)), clamped to [C_0/100, C_0] with C_0 = L: C_t
+  tracks the γ_q-quantile of the per-example gradient norms (post-processing of noisy
+  releases).  The gradient sum is released in units of C_t: S_t/C_t moves by at most 2
+  whatever C_t is, so it is rounded onto γℤ^d with γ = grid_step(2, √d) and gets noise
+  N_ℤ(0, z²/γ²)^d; the noisy value times C_t is post-processing.  A step is therefore
+  ρ_t-zCDP with ρ_t = Δ'²/(2z²) + 1/(2σ_b²), Δ' = 2 + γ√d, the same at every step.  The
+  count gets a share ``clip_share`` of each step's ρ: with u = √(T/(2ρ)),
+  z = Δ'u/√(1 − share) and σ_b² = ⌈u²/share⌉.  The loss-gradient step is scaled by
+  C_0/C_t (a clipped gradient is at most C_t long, so the step keeps the length η C_0 of
+  the unclipped method; λθ and the prox keep η).  Defaults γ_q = 0.8, η_C = 0.2,
+  share = 0.05.  Andrew et al.'s γ_q = 0.5 collapses C for logistic regression: near the
   optimum most examples are classified with margin and their gradients vanish, so the
-  median norm goes to 0.  γ was picked among 0.5–0.9 on Adult (``dpopt bench linear``):
+  median norm goes to 0.  γ_q was picked among 0.5–0.9 on Adult (``dpopt bench linear``):
   accuracies for 0.7–0.9 agree within 0.005 at every ε, so the default does not hinge
   on that look at the data; the budget does not pay for it, and the benchmark says so.
 * DP-SGD: every row enters the batch B_t independently with probability q (Poisson
-  sampling, :func:`poisson_batch`), ĝ_t = (Σ_{i∈B_t} clip_C(g_i) + N(0, σ²I))/(qn), an
-  unbiased estimate of the clipped average gradient.  σ = zC with z the smallest
-  multiplier whose T-fold Poisson-subsampled Gaussian composition is (ε, δ)-DP under
-  replace-one, by dp-accounting's PLD accountant
-  (:func:`dpopt.privacy.accountant.sampled_gaussian_multiplier`).  The accounting holds
-  only for Poisson sampling: batches of a fixed size taken in data order (a loader
-  without shuffling) put the same rows in every batch and are not amplified at all
+  sampling, :func:`poisson_batch`), ĝ_t = (Σ_{i∈B_t} clip_C(g_i) on the grid + K_t γ)/(qn),
+  an unbiased estimate of the clipped average gradient up to rounding.
+  ``accountant="zcdp"`` (default) is proved and does not amplify: a Poisson-sampled
+  step is a mixture, over the batches, of steps whose sums differ by at most 2C on
+  neighbours, and the Rényi divergence of two mixtures with the same weights is at most the
+  largest divergence of their components, so each step is Δ'²/(2σ²)-zCDP as in DP-GD and
+  σ = Δ'·√(T/(2ρ)) — about 1/q times the PLD σ below.  ``accountant="pld"`` (opt-in): σ =
+  z·Δ'/2 with z the smallest multiplier whose T-fold Poisson-subsampled *continuous*
+  Gaussian composition is (ε, δ)-DP under replace-one, by dp-accounting's PLD accountant
+  (:func:`dpopt.privacy.accountant.sampled_gaussian_multiplier`).  **Not proved for the
+  noise the run draws**: no amplification-by-sampling bound for the discrete Gaussian is
+  proved here, so this option conditions the guarantee on the discrete Gaussian behaving
+  like the continuous one under subsampling (the release's ``accountant`` and ``notes`` say
+  so); it exists to compare with libraries that sample float noise.  Either way the accounting holds only for
+  Poisson sampling: batches of a fixed size taken in data order (a loader without
+  shuffling) put the same rows in every batch and are not amplified at all
   (``tests/mechanisms/test_gradient_descent.py`` audits that mutant).
 
 Defaults (public: declared constants, n, d, ε, δ; never the data).
@@ -58,7 +78,8 @@ Defaults (public: declared constants, n, d, ε, δ; never the data).
   (the classical step of smooth gradient descent).  Non-smooth losses need an explicit η.
 * ``steps`` (DP-GD): the T minimizing the bound on the averaged iterate of noisy
   gradient descent for a β-smooth convex objective with start distance R,
-  R²/(2ηT) + η d σ_T²/(2n²) with σ_T = 2C√T/μ, i.e. T = R μ n / (2 η C √d), clamped to
+  R²/(2ηT) + η d σ_T²/(2n²) with σ_T = 2C√T/μ and μ = √(2ρ) (σ above, without the grid's
+  1/256), i.e. T = R μ n / (2 η C √d), clamped to
   [1, ``max_steps``].  R is the ℓ2 radius of C, or L/λ (a bound on ‖θ*‖ for an
   L2Squared weight λ) when there is no set; without either, ``steps`` is required.
 * DP-SGD: q = 1/√n (expected batch √n), and DP-GD's T and η.  With T and η fixed, a small
@@ -71,6 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -82,13 +104,21 @@ from dpopt.mechanisms.pipeline import Outcome
 from dpopt.modeling.problem import Problem
 from dpopt.numerics.clipping import ClippedGradient
 from dpopt.numerics.prox import composite_prox, prox_supported
-from dpopt.privacy.accountant import gaussian_sigma_for_composition, sampled_gaussian_multiplier
-from dpopt.privacy.calibration import gaussian_sigma_analytic
+from dpopt.privacy.accountant import (
+    CONTINUOUS_ONLY,
+    GridSteps,
+    grid_gaussian_steps,
+    grid_reach,
+    sampled_gaussian_multiplier,
+    zcdp_gaussian_steps,
+)
+from dpopt.privacy.grid import GridNoise
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.sampling import gaussian_noise
+from dpopt.privacy.zcdp import zcdp_rho
 from dpopt.progress import counted
 
-__all__ = ["AdaptiveClip", "DPGradientDescent", "DPSGD", "GradientPlan", "default_steps", "poisson_batch"]
+__all__ = ["AdaptiveClip", "DPGradientDescent", "DPSGD", "GradientPlan", "adaptive_steps", "default_steps",
+           "poisson_batch"]
 
 Output = Literal["last", "average"]
 #: cap on the default T (a public bound on the run time: a step reads every row)
@@ -104,10 +134,15 @@ Clip = float | Literal["adaptive", "lipschitz"] | None
 class AdaptiveClip:
     """The public settings of adaptive clipping (module docstring)."""
 
-    quantile: float  # γ
+    quantile: float  # γ_q
     rate: float  # η_C
-    count_sigma: float  # σ_b, on the count #{i : ‖g_i‖ ≤ C_t}
+    count: GridSteps  # the count #{i : ‖g_i‖ ≤ C_t}: grid 1, σ_b² an integer, reach 1
     floor: float  # smallest C_t
+
+    @property
+    def count_sigma(self) -> float:
+        """σ_b of the count's discrete Gaussian noise."""
+        return self.count.sigma
 
 
 @dataclass(frozen=True)
@@ -117,10 +152,15 @@ class GradientPlan(Plan):
     steps: int
     learning_rate: float
     clip: float
-    sigma: float  # noise standard deviation on the *sum* of clipped gradients
+    noise: GridSteps  # the sums' grid and exact noise (adaptive: in units of the current clip C_t)
     sampling_rate: float  # 1.0 for full batch
     start: np.ndarray
-    adaptive: AdaptiveClip | None = None  # None: the clip stays ``clip`` (sigma stays ``sigma``)
+    adaptive: AdaptiveClip | None = None  # None: the clip stays ``clip``
+
+    @property
+    def sigma(self) -> float:
+        """σ of the noise on the sum (value units; adaptive: at C_t = C_0)."""
+        return self.noise.sigma * (self.clip if self.adaptive is not None else 1.0)
 
 
 def poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
@@ -129,6 +169,19 @@ def poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
     The batch size is Binomial(n, q), not fixed: the accounting of :class:`DPSGD` needs it.
     """
     return np.flatnonzero(rng.random(n) < rate)
+
+
+def adaptive_steps(steps: int, dim: int, rho: float, share: float) -> tuple[GridSteps, GridSteps]:
+    """The grid noise of adaptive clipping (module docstring): the sum in units of C_t and the count.
+
+    With u = √(T/(2ρ)): the sum (sensitivity 2, grid γ = grid_step(2, √d), Δ' = 2 + γ√d) gets
+    σ = Δ'u/√(1 − share), the count (sensitivity 1, an integer) σ_b² = ⌈u²/share⌉, so that
+    every step is at most (ρ/T)-zCDP and the count has the share ``share`` of it.
+    """
+    unit2 = steps / (2.0 * rho)
+    total = zcdp_gaussian_steps(2.0, dim, steps, (1.0 - share) * rho)
+    count = GridNoise("gaussian", 1.0, Fraction(math.ceil(unit2 / share * (1.0 + 1e-12))))
+    return total, GridSteps(count, 1.0, steps)
 
 
 def default_steps(radius: float, mu: float, n: int, step: float, clip: float, dim: int,
@@ -224,7 +277,7 @@ class _GradientMechanism(Mechanism):
                 f"{self.name} needs steps= here: without a constraint set or an L2Squared regularizer "
                 "there is no declared radius to choose the number of steps from"
             )
-        mu = 1.0 / gaussian_sigma_analytic(1.0, self.epsilon, self.delta)  # the whole run's GDP μ
+        mu = math.sqrt(2.0 * zcdp_rho(self.epsilon, self.delta))  # σ_T = 2C√T/μ (module docstring)
         return default_steps(radius, mu, problem.n, step, clip, problem.dim, self.max_steps)
 
     def _settings(self, problem: Problem) -> tuple[float, float, float, int]:
@@ -250,10 +303,11 @@ class _GradientMechanism(Mechanism):
         return self._iterate(plan.problem, plan, rng)
 
     def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
-                        rng: np.random.Generator) -> np.ndarray:
-        """(Σ clip_C(g_i) + N(0, σ²I)) / n: the full-batch estimate (DP-SGD overrides it)."""
+                        units: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The noisy sum (Σ clip_C(g_i) on the grid + K γ), then / n: the full-batch estimate
+        (DP-SGD overrides it)."""
         n = clipped.loss.data.n
-        return (clipped(theta) * n + gaussian_noise(rng, plan.sigma, theta.shape[0])) / n
+        return plan.noise.release(clipped(theta) * n, units) / n
 
     def _iterate(self, problem: Problem, plan: GradientPlan, rng: np.random.Generator) -> Outcome:
         clipped = ClippedGradient(problem.loss, norm=2, bound=plan.clip)
@@ -261,13 +315,13 @@ class _GradientMechanism(Mechanism):
         theta = plan.start.copy()
         total = np.zeros_like(theta)
         bound = plan.clip
+        noise = plan.noise.draws(rng, theta.shape[0])  # data-independent: drawn ahead in blocks
+        counts = None if plan.adaptive is None else plan.adaptive.count.draws(rng, 1)
         for _ in counted(plan.steps, f"{self.name} iterations"):
-            if plan.adaptive is None:
-                g = self._noisy_gradient(clipped, theta, plan, rng)
+            if counts is None:
+                g = self._noisy_gradient(clipped, theta, plan, next(noise), rng)
             else:
-                g, bound_next = self._adaptive_gradient(clipped, theta, plan, bound, rng)
-                g *= plan.clip / bound  # the step of length η C_0 (module docstring)
-                bound = bound_next
+                g, bound = self._adaptive_gradient(clipped, theta, plan, bound, next(noise), next(counts))
             if lam:
                 g = g + lam * theta
             theta = composite_prox(problem.constraint, l1, theta - eta * g, eta)
@@ -277,30 +331,33 @@ class _GradientMechanism(Mechanism):
 
     @staticmethod
     def _adaptive_gradient(clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan, bound: float,
-                           rng: np.random.Generator) -> tuple[np.ndarray, float]:
-        """One adaptive-clipping step: the noisy average gradient clipped to ``bound`` and the
-        next bound from the noisy count of unclipped examples (Andrew et al. 2021, Alg. 1)."""
+                           units: np.ndarray, count_units: np.ndarray) -> tuple[np.ndarray, float]:
+        """One adaptive-clipping step (Andrew et al. 2021, Alg. 1): the noisy sum of gradients
+        clipped to ``bound`` = C_t, released in units of C_t, times C_0/n (the step of length
+        η C_0, module docstring), and the next bound from the noisy count of unclipped examples."""
         ad = plan.adaptive
         assert ad is not None
         n = clipped.loss.data.n
         total, count = clipped.sum_and_count(theta, bound)
-        noise_sd = plan.sigma * bound / plan.clip  # σ_t = z C_t
-        g = (total + gaussian_noise(rng, noise_sd, theta.shape[0])) / n
-        fraction = (count + float(gaussian_noise(rng, ad.count_sigma, 1)[0])) / n
+        g = plan.noise.release(total / bound, units) * (plan.clip / n)  # (ŝ_t C_t / n) · C_0/C_t
+        fraction = float(ad.count.release(np.array([float(count)]), count_units)[0]) / n
         step = bound * math.exp(-ad.rate * (fraction - ad.quantile))
         return g, min(max(step, ad.floor), plan.clip)
 
-    def _parameters(self, plan_steps: int, eta: float, clip: float, sigma: float, accountant: str,
+    def _parameters(self, plan_steps: int, eta: float, clip: float, noise: GridSteps, accountant: str,
                     lipschitz: float) -> dict[str, Any]:
+        """The public record of a fixed-clip run (the grid and σ are on the sum, in value units)."""
         return {
             "steps": plan_steps, "learning_rate": eta, "clip": "fixed", "clip_l2": clip, "lipschitz_l2": lipschitz,
-            "noise": "gaussian", "noise_scale": sigma, "noise_multiplier": sigma / clip, "accountant": accountant,
-            "output": self.output, "neighbouring": "replace-one",
+            "noise": "discrete-gaussian", "noise_scale": noise.sigma, "noise_multiplier": noise.sigma / clip,
+            "grid_step": noise.gamma, "sensitivity_l2": 2.0 * clip, "sensitivity_l2_on_grid": noise.reach,
+            "accountant": accountant, "zcdp_rho": noise.rho, "output": self.output, "neighbouring": "replace-one",
         }
 
 
 class DPGradientDescent(_GradientMechanism):
-    """Noisy projected full-batch gradient descent (DP-GD), calibrated exactly by μ-GDP.
+    """Noisy projected full-batch gradient descent (DP-GD): exact discrete Gaussian noise on a
+    public grid, accounted by zCDP (module docstring).
 
     Parameters
     ----------
@@ -321,12 +378,19 @@ class DPGradientDescent(_GradientMechanism):
         (0.2) and the count's share of each step's μ² in (0, 1) (0.05).
     output : {"average", "last"}
         The average of the iterates (default) or the last iterate.
-    accountant : {"analytic", "pld"}
-        Exact μ-GDP composition (default) or dp-accounting's PLD.
+    accountant : {"zcdp"}
+        zCDP of the discrete Gaussian ([CKS20]), the only analysis that covers the grid noise;
+        ``"analytic"`` and ``"pld"`` (the continuous Gaussian's) are refused before the charge.
     max_steps : int
         Cap on the default T.
     ledger : Ledger, optional
         As in :class:`~dpopt.mechanisms.base.Mechanism`.
+
+    Notes
+    -----
+    Release parameters: ``grid_step`` γ (of the sum; adaptive: in units of the clip C_t),
+    ``noise_scale`` σ on the sum as drawn (adaptive: at C_t = C_0), ``count_sigma`` σ_b,
+    ``zcdp_rho`` (the run's ρ) and ``accountant``.
 
     Examples
     --------
@@ -342,13 +406,13 @@ class DPGradientDescent(_GradientMechanism):
     """
 
     name = "DPGradientDescent"
-    theorem = "BST14 Alg. 1 (full batch); exact μ-GDP composition (Dong–Roth–Su 2022, Cor. 3.3)"
+    theorem = "BST14 Alg. 1 (full batch); exact discrete Gaussian on a grid, zCDP composition [CKS20]"
 
     default_clip = "adaptive"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_GradientMechanism._parameter_constraints,
-        "accountant": [Options(("analytic", "pld"))],
+        "accountant": [Options(("zcdp",), why=CONTINUOUS_ONLY)],
         "clip_quantile": [_OPEN_UNIT],
         "clip_rate": [_POSITIVE],
         "clip_share": [_OPEN_UNIT],
@@ -356,7 +420,7 @@ class DPGradientDescent(_GradientMechanism):
 
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
                  learning_rate: float | None = None, clip: Clip = None, output: Output = "average",
-                 accountant: str = "analytic", clip_quantile: float = ADAPTIVE_QUANTILE,
+                 accountant: str = "zcdp", clip_quantile: float = ADAPTIVE_QUANTILE,
                  clip_rate: float = ADAPTIVE_RATE, clip_share: float = ADAPTIVE_SHARE,
                  max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
@@ -368,29 +432,44 @@ class DPGradientDescent(_GradientMechanism):
 
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
+        rho = zcdp_rho(self.epsilon, self.delta)
         if not self.adaptive:
-            sigma = gaussian_sigma_for_composition(2.0 * clip, steps, self.epsilon, self.delta, self.accountant)
-            params = self._parameters(steps, eta, clip, sigma, self.accountant, lipschitz)
-            params["gdp_mu"] = 2.0 * clip * math.sqrt(steps) / sigma
-            return GradientPlan(steps, eta, clip, sigma, 1.0, self._start(problem), problem=problem, parameters=params)
-        unit = gaussian_sigma_for_composition(1.0, steps, self.epsilon, self.delta, self.accountant)
-        z = 2.0 * unit / math.sqrt(1.0 - self.clip_share)
-        adaptive = AdaptiveClip(self.clip_quantile, self.clip_rate, unit / math.sqrt(self.clip_share),
-                                ADAPTIVE_FLOOR * clip)
-        params = self._parameters(steps, eta, clip, z * clip, self.accountant, lipschitz)
-        params.update(clip="adaptive", clip_quantile=adaptive.quantile, clip_rate=adaptive.rate,
-                      clip_share=self.clip_share, count_sigma=adaptive.count_sigma, clip_floor=adaptive.floor,
-                      gdp_mu=math.sqrt(steps) / unit)
-        return GradientPlan(steps, eta, clip, z * clip, 1.0, self._start(problem), adaptive,
+            noise = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, rho)
+            params = self._parameters(steps, eta, clip, noise, self.accountant, lipschitz)
+            return GradientPlan(steps, eta, clip, noise, 1.0, self._start(problem), problem=problem, parameters=params)
+        noise, count = adaptive_steps(steps, problem.dim, rho, self.clip_share)
+        adaptive = AdaptiveClip(self.clip_quantile, self.clip_rate, count, ADAPTIVE_FLOOR * clip)
+        params = self._parameters(steps, eta, clip, noise, self.accountant, lipschitz)
+        params.update(clip="adaptive", noise_scale=noise.sigma * clip, noise_multiplier=noise.sigma,
+                      grid_unit="the current clip C_t", sensitivity_l2=2.0, clip_quantile=adaptive.quantile,
+                      clip_rate=adaptive.rate, clip_share=self.clip_share, count_sigma=count.sigma,
+                      count_grid_step=1.0, clip_floor=adaptive.floor, zcdp_rho=noise.rho + count.rho)
+        return GradientPlan(steps, eta, clip, noise, 1.0, self._start(problem), adaptive,
                             problem=problem, parameters=params)
 
+    def zcdp_rho(self, problem: Problem) -> float:
+        """The run's ρ-zCDP (public, from the plan): T steps' ρ with σ as drawn."""
+        return float(self.plan(problem).parameters["zcdp_rho"])
+
     def gdp_mu(self, problem: Problem) -> float:
-        """The run's exact μ-GDP parameter (public; used by :class:`~dpopt.PrivateSelection`)."""
-        return float(self.plan(problem).parameters["gdp_mu"])
+        """μ = √(2ρ) with ρ the run's zCDP (public; used by :class:`~dpopt.PrivateSelection`).
+
+        The run is not μ-GDP (its noise is discrete); it is ρ-zCDP, i.e. its Rényi DP is
+        ε(λ) ≤ λρ = λμ²/2 at every order, which is the only property of a μ-GDP candidate that
+        the papernot-steinke selection's RDP accounting uses (PS22 Thm 2).
+        """
+        return math.sqrt(2.0 * self.zcdp_rho(problem))
+
+
+#: the note of a DP-SGD release accounted by the continuous Gaussian's subsampled PLD
+PLD_NOTE = ("accountant='pld': the (ε, δ) rests on the continuous Gaussian's subsampled PLD, which is not proved "
+            "for the exact discrete Gaussian noise this run drew; accountant='zcdp' (the default) is proved")
 
 
 class DPSGD(_GradientMechanism):
-    """Noisy projected SGD with Poisson subsampling (DP-SGD), accounted by PLD (replace-one).
+    """Noisy projected SGD with Poisson subsampling (DP-SGD): exact discrete Gaussian noise on a
+    public grid, accounted by the continuous Gaussian's subsampled PLD (default, an open gap) or
+    by zCDP without amplification (proved); module docstring.
 
     Parameters
     ----------
@@ -407,26 +486,40 @@ class DPSGD(_GradientMechanism):
     clip : float or "lipschitz", default "lipschitz"
         A fixed per-example ℓ2 clip norm (default: the declared ℓ2 Lipschitz constant);
         ``"adaptive"`` is refused (module docstring).
+    accountant : {"zcdp", "pld"}
+        ``"zcdp"`` (default): proved ([CKS20]) and without amplification, so σ is DP-GD's.
+        ``"pld"``: σ from dp-accounting's PLD of the Poisson-subsampled *continuous* Gaussian
+        at sensitivity Δ' = 2C + γ√d, about q times smaller; its amplification is not proved
+        for the discrete Gaussian the run draws (module docstring), and the release says so.
     ledger : Ledger, optional
         As in :class:`~dpopt.mechanisms.base.Mechanism`.
+
+    Notes
+    -----
+    Release parameters: ``grid_step`` γ and ``noise_scale`` σ on the batch sum, ``accountant``;
+    ``zcdp_rho`` with ``"zcdp"``, and with ``"pld"`` the proved but unamplified
+    ``zcdp_rho_without_amplification`` of the same σ.
     """
 
     name = "DPSGD"
-    theorem = "ACG+16 Alg. 1 with Poisson sampling; PLD accounting, replace-one (dp-accounting)"
+    theorem = ("ACG+16 Alg. 1 with Poisson sampling; discrete Gaussian on a grid; PLD of the subsampled continuous "
+               "Gaussian (replace-one, dp-accounting) or zCDP without amplification [CKS20]")
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_GradientMechanism._parameter_constraints,
         "sampling_rate": [Interval(Real, 0, 1, closed="right"), None],
+        "accountant": [Options(("zcdp", "pld"))],
     }
 
     def __init__(self, epsilon: float, delta: float, *, sampling_rate: float | None = None,
                  steps: int | None = None, learning_rate: float | None = None, clip: Clip = None,
-                 output: Output = "average", max_steps: int = DEFAULT_MAX_STEPS,
+                 output: Output = "average", accountant: str = "zcdp", max_steps: int = DEFAULT_MAX_STEPS,
                  ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, steps=steps, learning_rate=learning_rate, clip=clip, output=output,
                          max_steps=max_steps, ledger=ledger)
         self.sampling_rate = None if sampling_rate is None else float(sampling_rate)
+        self.accountant = accountant
         if self.adaptive:
             raise MechanismError("DPSGD does not implement clip='adaptive' (the noisy count would need the "
                                  "subsampled accounting of Andrew et al. 2021); use DPGradientDescent or a "
@@ -435,19 +528,28 @@ class DPSGD(_GradientMechanism):
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
         q = self.sampling_rate if self.sampling_rate is not None else min(1.0, 1.0 / math.sqrt(problem.n))
-        sigma = clip * sampled_gaussian_multiplier(q, steps, self.epsilon, self.delta)
-        params = self._parameters(steps, eta, clip, sigma, "pld (Poisson-subsampled Gaussian)", lipschitz)
+        if self.accountant == "zcdp":
+            noise = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, zcdp_rho(self.epsilon, self.delta))
+            params = self._parameters(steps, eta, clip, noise, "zcdp (no amplification)", lipschitz)
+        else:  # z = σ/C for sensitivity 2C; the grid's Δ' = 2C + γ√d takes its place
+            reach = grid_reach(2.0 * clip, problem.dim)[1]
+            sigma = 0.5 * reach * sampled_gaussian_multiplier(q, steps, self.epsilon, self.delta)
+            noise = grid_gaussian_steps(sigma, 2.0 * clip, problem.dim, steps)
+            params = self._parameters(steps, eta, clip, noise, "pld (Poisson-subsampled continuous Gaussian; "
+                                      "not proved for the discrete noise)", lipschitz)
+            params["zcdp_rho_without_amplification"] = params.pop("zcdp_rho")
         params.update(sampling_rate=q, sampling="poisson", expected_batch=q * problem.n)
-        return GradientPlan(steps, eta, clip, sigma, q, self._start(problem), problem=problem, parameters=params)
+        notes = () if self.accountant == "zcdp" else (PLD_NOTE,)
+        return GradientPlan(steps, eta, clip, noise, q, self._start(problem), problem=problem, parameters=params,
+                            notes=notes)
 
     def _batch(self, rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
         """The rows of one step: a Poisson sample (the accounting's assumption)."""
         return poisson_batch(rng, n, rate)
 
     def _noisy_gradient(self, clipped: ClippedGradient, theta: np.ndarray, plan: GradientPlan,
-                        rng: np.random.Generator) -> np.ndarray:
-        """(Σ_{i∈B} clip_C(g_i) + N(0, σ²I)) / (qn) with B a Poisson sample."""
+                        units: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(Σ_{i∈B} clip_C(g_i) on the grid + K γ) / (qn) with B a Poisson sample."""
         n = clipped.loss.data.n
         rows = self._batch(rng, n, plan.sampling_rate)
-        total = clipped.sum_over(theta, rows)
-        return (total + gaussian_noise(rng, plan.sigma, theta.shape[0])) / (plan.sampling_rate * n)
+        return plan.noise.release(clipped.sum_over(theta, rows), units) / (plan.sampling_rate * n)

@@ -9,27 +9,36 @@ L-Lipschitz in ℓ2 on C, and a potential Ψ fitted to C (Sec. 3.2,
 
 and releases the average θ^priv = (1/T) Σ_{t=1}^T θ_t.
 
-Privacy (Thm 3.1).  Under replace-one neighbours the average gradient has ℓ2
-sensitivity Δ = 2L/n, so each step is a Gaussian mechanism and the run is a
-T-fold adaptive composition; every θ_t and the output are post-processing of
-the noisy gradients.  The privacy does not depend on how accurately a mirror
-step is solved: per-example gradients are clipped to the declared L
-(:func:`gradient_oracle`), so an iterate a compiled step leaves slightly
-outside C cannot raise the sensitivity above 2L/n.  σ comes in two modes, both reported in the release:
+Privacy (Thm 3.1).  Under replace-one neighbours the sum of the per-example gradients
+(clipped to L) moves by at most 2L (the average by Δ = 2L/n), so each step is a noisy
+release and the run is a T-fold adaptive composition; every θ_t and the output are
+post-processing of the noisy gradients.  The privacy does not depend on how accurately a
+mirror step is solved: per-example gradients are clipped to the declared L
+(:func:`gradient_oracle`), so an iterate a compiled step leaves slightly outside C cannot
+raise the sensitivity above 2L.
 
-* ``mode="paper"``: Alg. 1 line 1, σ² = 32 L² T log²(T/δ) / (εn)²
-  (:func:`~dpopt.privacy.accountant.paper_sigma`);
-* ``mode="accountant"`` (default): the smallest σ whose T-fold composition is
-  (ε, δ)-DP (:func:`~dpopt.privacy.accountant.gaussian_sigma_for_composition`);
-  never larger than the paper's σ, typically several times smaller.  With
-  ``accountant="analytic"`` (default) it is exact: every step releases the
-  full-batch average of per-example gradients clipped to L plus N(0, σ²I), a
-  Gaussian mechanism with the same sensitivity Δ = 2L/n at every step whatever the
-  iterate (the regularizer terms are data-independent), i.e. (Δ/σ)-GDP; T adaptive
-  steps are exactly μ-GDP with μ = Δ√T/σ (Dong–Roth–Su 2022, Cor. 3.3), whose
-  (ε, δ) curve is δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (their Cor. 2.13), so σ
-  is the analytic Gaussian σ at sensitivity Δ√T — about 0.93× the RDP σ.
-  ``accountant="rdp"`` (the earlier default) or ``"pld"`` use dp-accounting.
+The noise is exact and on a public grid ([CKS20]; :mod:`dpopt.privacy.grid`): each step
+rounds the gradient *sum* n·∇ℒ(θ_t; D) onto γℤ^d, γ = grid_step(2L, √d) a public power of
+two (γ√d ≤ 2L/256), adds an exact discrete Gaussian vector with σ²/γ² an integer, and
+divides by n afterwards (post-processing), so b_t above is that rounding plus noise.
+Rounded neighbours differ by at most Δ' = 2L + γ√d; a step is ρ-zCDP with ρ = Δ'²/(2σ²)
+and T steps add.  σ (on the sum) comes in two modes, both reported in the release (with
+``grid_step`` γ and ``zcdp_rho``):
+
+* ``mode="accountant"`` (default): ``accountant="zcdp"`` (default) σ = Δ'·√(T/(2ρ)) with
+  ρ = :func:`~dpopt.privacy.zcdp.zcdp_rho` (ε, δ); ``accountant="rdp"``: dp-accounting's
+  RDP accountant of the unsampled Gaussian at Δ' (valid: the discrete Gaussian's Rényi
+  divergence is at most the continuous one's at every order, and that accountant reads
+  only that curve), slightly larger.  ``"analytic"`` and ``"pld"`` (the continuous
+  Gaussian's exact privacy-loss distribution) do not cover discrete noise and are refused
+  before the charge;
+* ``mode="paper"``: Alg. 1 line 1, σ² = 32 L² T log²(T/δ) / (εn)² on the average
+  (:func:`~dpopt.privacy.accountant.paper_sigma`; n times it on the sum), raised to the
+  zCDP σ where it is below it (the paper's strong-composition argument is the continuous
+  Gaussian's, so only the zCDP σ is relied on).
+
+``noise_scale`` reports σ on the *average* gradient as drawn (σ/n), ``noise_scale_sum`` on
+the sum.
 
 Utility (Thm 3.2 / Cor. 3.6).  If Ψ is κ-strongly convex w.r.t. ``‖·‖_Q`` with
 range R = max_C Ψ − min_C Ψ, then for any η
@@ -79,9 +88,16 @@ from dpopt.numerics.potentials import (
     Potential,
     make_potential,
 )
-from dpopt.privacy.accountant import gaussian_sigma_for_composition, paper_sigma
+from dpopt.privacy.accountant import (
+    CONTINUOUS_ONLY,
+    GridSteps,
+    gaussian_sigma_for_composition,
+    grid_gaussian_steps,
+    grid_reach,
+    paper_sigma,
+)
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.sampling import gaussian_noise
+from dpopt.privacy.zcdp import zcdp_rho
 from dpopt.progress import counted
 
 __all__ = ["MirrorPlan", "PrivateMirrorDescent", "theorem_steps"]
@@ -97,7 +113,7 @@ class MirrorPlan(Plan):
     potential: Potential
     steps: int
     learning_rate: float
-    sigma: float
+    noise: GridSteps  # the gradient sums' grid and exact noise
     sensitivity: float
     geometry: MirrorGeometry
     bound: float
@@ -105,6 +121,11 @@ class MirrorPlan(Plan):
     backend: Backend | None = None
     options: SolveOptions | None = None
     calls: tuple[OracleCall, ...] = ()
+
+    @property
+    def sigma(self) -> float:
+        """σ of the noise on the average gradient, as drawn (σ on the sum / n)."""
+        return self.noise.sigma / self.problem.n
 
 
 def theorem_steps(geometry: MirrorGeometry, n: int, epsilon: float, delta: float, max_steps: int) -> int:
@@ -181,9 +202,10 @@ class PrivateMirrorDescent(Mechanism):
         η > 0 (default: Cor. 3.6's η for the chosen σ and T).
     mode : {"accountant", "paper"}
         Which σ the run uses; both are computed and reported.
-    accountant : {"analytic", "rdp", "pld"}
-        Accountant mode's calibration: exact μ-GDP (default), or dp-accounting's RDP
-        (the earlier default) or PLD accountant; reported as ``parameters["accountant"]``.
+    accountant : {"zcdp", "rdp"}
+        Accountant mode's calibration of the discrete Gaussian noise: zCDP (default,
+        [CKS20]) or dp-accounting's RDP accountant at Δ'; reported as
+        ``parameters["accountant"]``.  ``"analytic"`` and ``"pld"`` are refused (module docstring).
     max_steps : int
         Cap on the default T.
     ledger : Ledger, optional
@@ -191,7 +213,8 @@ class PrivateMirrorDescent(Mechanism):
     """
 
     name = "PrivateMirrorDescent"
-    theorem = "TTZ14 Alg. 1, Thm 3.1 (privacy), Thm 3.2 / Cor. 3.6 (utility)"
+    theorem = ("TTZ14 Alg. 1, Thm 3.1 (privacy), Thm 3.2 / Cor. 3.6 (utility); exact discrete Gaussian on a grid, "
+               "zCDP [CKS20]")
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **Mechanism._parameter_constraints,
@@ -200,13 +223,13 @@ class PrivateMirrorDescent(Mechanism):
         "steps": STEPS,
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "mode": [Options(("accountant", "paper"))],
-        "accountant": [Options(("analytic", "rdp", "pld"))],
+        "accountant": [Options(("zcdp", "rdp"), why=CONTINUOUS_ONLY)],
         "max_steps": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, epsilon: float, delta: float, *, potential: str | Potential = "auto",
                  steps: int | None = None, learning_rate: float | None = None,
-                 mode: NoiseMode = "accountant", accountant: str = "analytic",
+                 mode: NoiseMode = "accountant", accountant: str = "zcdp",
                  max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
@@ -256,14 +279,14 @@ class PrivateMirrorDescent(Mechanism):
         n = problem.n
         steps = self.steps or theorem_steps(geometry, n, self.epsilon, self.delta, self.max_steps)
         sensitivity = 2.0 * lipschitz / n
-        sigma_paper = paper_sigma(lipschitz, n, steps, self.epsilon, self.delta)
-        # T Gaussian steps compose exactly to one Gaussian with sensitivity Δ√T (Dong–Roth–Su):
-        # the paper's σ is never allowed below that exact requirement (it is far above it in practice)
-        exact = gaussian_sigma_for_composition(sensitivity, steps, self.epsilon, self.delta, "analytic")
-        paper_raised = sigma_paper < exact
-        sigma_paper = max(sigma_paper, exact)
-        sigma_acc = gaussian_sigma_for_composition(sensitivity, steps, self.epsilon, self.delta, self.accountant)
-        sigma = sigma_paper if self.mode == "paper" else sigma_acc
+        sigma_zcdp, sigma_acc = self._sum_sigmas(2.0 * lipschitz, problem.dim, steps)
+        # the paper's σ (on the sum: n times Alg. 1's) is never allowed below the zCDP requirement
+        sigma_paper = n * paper_sigma(lipschitz, n, steps, self.epsilon, self.delta)
+        paper_raised = sigma_paper < sigma_zcdp
+        sigma_paper = max(sigma_paper, sigma_zcdp)
+        noise = grid_gaussian_steps(sigma_paper if self.mode == "paper" else sigma_acc, 2.0 * lipschitz,
+                                    problem.dim, steps)
+        sigma = noise.sigma / n  # on the average gradient, as drawn
         lip_total = lipschitz + problem.l2_weight * problem.constraint.radius(2) + problem.l1_weight * math.sqrt(problem.dim)
         eta, bound = optimal_rate(geometry, steps, lip_total, sigma)
         if self.learning_rate is not None:
@@ -273,9 +296,11 @@ class PrivateMirrorDescent(Mechanism):
             eta_s = eta / geometry.modulus
             bound = r_scaled / (eta_s * steps) + eta_s * k
         params: dict[str, Any] = {
-            "mode": self.mode, "noise": "gaussian", "noise_scale": sigma, "noise_scale_paper": sigma_paper,
-            "noise_scale_accountant": sigma_acc, "accountant": self.accountant,
-            "noise_scale_paper_raised_to_exact": paper_raised,
+            "mode": self.mode, "noise": "discrete-gaussian", "noise_scale": sigma,
+            "noise_scale_paper": sigma_paper / n, "noise_scale_accountant": sigma_acc / n,
+            "accountant": self.accountant, "noise_scale_paper_raised_to_exact": paper_raised,
+            "noise_scale_sum": noise.sigma, "grid_step": noise.gamma, "sensitivity_l2_sum": 2.0 * lipschitz,
+            "sensitivity_l2_sum_on_grid": noise.reach, "zcdp_rho": noise.rho,
             "steps": steps, "learning_rate": eta, "potential": potential.name,
             "potential_reference": potential.reference, "sensitivity_l2": sensitivity,
             "lipschitz_l2": lipschitz, "potential_range": geometry.range,
@@ -283,7 +308,15 @@ class PrivateMirrorDescent(Mechanism):
             "q_gaussian_width_bound": geometry.q_width, "excess_risk_bound": bound,
             "neighbouring": "replace-one",
         }
-        return MirrorPlan(potential, steps, eta, sigma, sensitivity, geometry, bound, problem=problem, parameters=params)
+        return MirrorPlan(potential, steps, eta, noise, sensitivity, geometry, bound, problem=problem, parameters=params)
+
+    def _sum_sigmas(self, sensitivity: float, dim: int, steps: int) -> tuple[float, float]:
+        """(zCDP σ, the chosen accountant's σ) on the gradient sum, both for Δ' = Δ + γ√d."""
+        reach = grid_reach(sensitivity, dim)[1]
+        sigma_zcdp = reach * math.sqrt(steps / (2.0 * zcdp_rho(self.epsilon, self.delta)))
+        if self.accountant == "zcdp":
+            return sigma_zcdp, sigma_zcdp
+        return sigma_zcdp, gaussian_sigma_for_composition(reach, steps, self.epsilon, self.delta, self.accountant)
 
     # -- the run ------------------------------------------------------------------------
     def plan(self, problem: Problem, options: RunOptions | None = None) -> MirrorPlan:
@@ -315,8 +348,9 @@ class PrivateMirrorDescent(Mechanism):
                  program: BregmanProgram | None, backend: Backend | None, options: SolveOptions | None,
                  ) -> tuple[np.ndarray, dict[str, int]]:
         """The T steps of Alg. 1; returns the average iterate and step-solver counts."""
-        potential, eta, sigma = plan.potential, plan.learning_rate, plan.sigma
+        potential, eta, n = plan.potential, plan.learning_rate, problem.n
         gradient = gradient_oracle(problem)
+        noise = plan.noise.draws(rng, problem.dim)  # data-independent: drawn ahead in blocks
         l2w, l1w = problem.l2_weight, problem.l1_weight
         counts = {"compiled_steps": 0, "compiled_steps_not_optimal": 0}
 
@@ -338,7 +372,7 @@ class PrivateMirrorDescent(Mechanism):
         for _ in counted(plan.steps, "mirror descent iterations"):
             theta = point.theta
             total += theta
-            g = gradient(theta) + gaussian_noise(rng, sigma, problem.dim)
+            g = plan.noise.release(gradient(theta) * n, next(noise)) / n  # the noisy sum, then / n
             if l2w:
                 g = g + l2w * theta
             if l1w:

@@ -49,12 +49,40 @@ The privacy loss splits into three parts, ε = ε_J + ε_b + ε_A:
   which is the Gaussian mechanism's constant for sensitivity L and ignores
   both the 2L sensitivity and the Jacobian term; it does not follow from KST12
   and we do not use it.**
-* Approximate oracle (ε_A, δ_A): the solver's point is only within a proven
-  distance ``tolerance`` of the exact θ^priv; the mechanism adds Gaussian (or
-  ℓ2-Laplace) noise calibrated to sensitivity 2·tolerance.  Conditioned on the
+* Approximate oracle (ε_A, δ_A): the solver's point x is only within a proven
+  distance ``tolerance`` of the exact θ^priv; x is released on a public grid (below)
+  with exact discrete noise calibrated to sensitivity 2·tolerance.  Conditioned on the
   exact optimum, neighbours' outputs are then (ε_A, δ_A)-close, and adaptive
   composition gives the total (as in Iyengar et al. 2019, "approximate minima
   perturbation").  The scale uses the *declared* tolerance, never the measured one.
+
+The released value (exact, on a public grid)
+--------------------------------------------
+The release is ``round(x/γ)·γ + K·γ`` with γ = 2^⌊log2(2·tolerance/(256·√d))⌋, the grid of
+every additive release (:func:`dpopt.privacy.grid.grid_step` of the sensitivity 2·tolerance;
+public: the declared tolerance and d only; ``parameters["grid_step"]``), and K an exact
+discrete Gaussian (δ > 0, when its expected norm is smaller) or discrete Laplace vector on
+ℤ^d ([CKS20], Algs. 1–3) calibrated by the discrete law's own guarantee to the rounded
+centres' reach 2·tolerance/γ + √d grid steps in ℓ2 (the Gaussian's zCDP with the [CKS20]
+conversion; the Laplace in ℓ1, √d·2·tolerance/γ + d).  The grid is finer than the
+tolerance, and that is safe: the bits of a release below the tolerance are those of
+K·γ, whose law does not depend on the data, and the reachable values are all of γℤ^d
+whatever the centre.  A grid as coarse as the tolerance would add √d whole steps to the
+sensitivity (measured: ×6 on the output noise of the README example) and protect nothing
+more.
+Every released coordinate is an integer multiple of γ, and the reachable multiples do not
+depend on the data (nor on whether the accelerator or the fallback answered: both points
+are within the tolerance).  Everything after the discrete noisy value is post-processing.
+
+Why the continuous proof still covers the linear noise: β is never released.  It only
+shapes the objective; what leaves the mechanism is a grid release of the certified
+point x, and x is within ``tolerance`` of θ^priv(β), the exact argmin, which the Jacobian
+argument above treats as a function of the noise with a density.  The approximate-oracle
+step is the additive release of x, now exact on the grid, so the composition above holds
+as stated.  What is still floating point: the draw of β (continuous Gaussian or ℓ2-Laplace
+from the run's generator, as the density argument requires), the objective and the solver's
+or fallback's computation of x; none of them is released, and the grid release's
+reachable set does not depend on their low-order bits.
 
 The split is ε_A = approx_share·ε, δ_A = approx_share·δ, and the rest goes to
 ε_b, δ_b.  Utility: Theorem 4.1 of TTZ (excess risk O(L G_C √log(1/δ)/(εn) + λ‖C‖²/(εn))).
@@ -168,7 +196,7 @@ class ObjectivePerturbation(ConvexMechanism):
     Parameters
     ----------
     epsilon, delta : float
-        Target guarantee; δ = 0 gives pure ε-DP with ℓ2-Laplace noise.
+        Target guarantee; δ = 0 gives pure ε-DP (ℓ2-Laplace linear noise, discrete Laplace output noise).
     approx_share : float
         Fraction of ε (and δ) reserved for the approximate-oracle correction.
     theta0 : array_like, optional
@@ -181,8 +209,12 @@ class ObjectivePerturbation(ConvexMechanism):
         (0, 1).  ``"auto"`` (default) takes the share minimizing the explicit excess-risk
         bound 2R·E‖β‖ + ζR²/2 (:func:`auto_split`) when the problem has a bounded constraint set
         of ℓ2 radius R (or an L2Squared weight λ, R = L/λ), else 0.5 (TTZ14 Alg. 2's ε/2).
-    ledger, tolerance, on_uncertified, noise :
+    ledger, tolerance, on_uncertified :
         As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
+    noise : {"auto", "gaussian", "l2-laplace"}
+        The law of the linear noise β (continuous, never released): Gaussian or ℓ2-Laplace,
+        ``"auto"`` the smaller expected norm.  The released point's output noise is always the
+        exact law on the grid ``parameters["grid_step"]`` (module docstring).
     """
 
     name = "ObjectivePerturbation"
@@ -241,7 +273,7 @@ class ObjectivePerturbation(ConvexMechanism):
             "zeta": zeta, "lipschitz_l2": L, "hessian_bound": const.hessian_bound,
             "epsilon_jacobian": eps_j, "epsilon_noise": eps_b, "delta_noise": delta_b,
             "epsilon_approx": eps_a, "delta_approx": delta_a, "jacobian_share": share,
-            "output_noise": output.kind, "output_noise_scale": output.scale,
+            "output_noise": output.kind, "output_noise_scale": output.scale, "grid_step": output.grid_step,
         }
         return ConvexPlan(template=template_problem(problem, zeta, theta0), linear_noise=linear, output_noise=output,
                           tolerance=self.tolerance, parameters=params)

@@ -62,6 +62,28 @@ profile gives σ ≈ 809 at ε = 1 (Borell–TIS cutoff: 1027), about 1.1× the 
 7GD²√ln(1/δ)/(τε).  The proof needs an α-optimal answer for the declared α, so
 only a certified (or proven α-optimal) oracle answer is released (docs/design.md's
 oracle contract).
+
+What is released, and why the continuous proof covers it
+--------------------------------------------------------
+OPDisc is not an additive release: η never leaves the mechanism (the release states only
+the public σ; the opt-in, non-private ``keep_diagnostics`` record is outside every
+guarantee), and it enters only the objective.  The release is ŵ, a function of (η, D)
+whose values lie in the *finite* set W_τ, and the argument above bounds P_D[ŵ = w] against P_D'[ŵ = w] for every w ∈ W_τ directly.  So no
+additive grid (:mod:`dpopt.privacy.grid`) is needed: the output space is already the
+declared grid, the same for every dataset, and the floating-point attack on additive
+releases (Mironov [Mir12]: which doubles are reachable depends on the centre) has nothing
+to read — whatever float arithmetic the solver does, ŵ is reported as the canonical double
+τ·k of its integer coordinates k (:meth:`OPDisc.finish` rounds w/τ to integers and
+multiplies back, a post-processing step that is the identity on the backends' answers and
+removes any float artefact of a custom backend).
+
+What remains floating point, and is a residual of the analysis rather than covered by it:
+η is drawn by a float sampler (``gaussian_noise``, numpy's ziggurat on a PCG64DXSM stream),
+whose law only approximates N(0, σ²I) — it is a distribution on finitely many doubles — and
+the objective is evaluated in floats.  The proof is for the continuous η; the distribution
+of argmins that the float η induces approximates, but is not exactly, the one the proof
+bounds, and no bound on the difference is proved here (the float law lives on finitely many
+doubles, and its relative error can be large in the far tails).
 """
 
 from __future__ import annotations
@@ -83,6 +105,17 @@ from dpopt.privacy.sampling import gaussian_noise
 
 #: the noise calibrations :func:`opdisc_sigma` knows (module docstring, items 3 and 2)
 CALIBRATIONS = ("chi2-profile", "borell-tis")
+
+
+def canonical_grid_point(w: np.ndarray, step: float) -> np.ndarray:
+    """τ·round(w/τ): the grid point w stands for, as the double every backend computes for it.
+
+    Post-processing of an accepted answer (which lies within 1e-9 grid steps of τk,
+    ``IntegerGrid.contains``): the identity on τ·k itself (for |k| < 2^51, fl(fl(τk)/τ)
+    rounds back to k), and it removes a custom backend's float artefact, so the released
+    bits are a function of k alone.
+    """
+    return step * np.rint(np.asarray(w, dtype=np.float64) / step)
 
 
 def opdisc_shift(lipschitz: float, bound: float, step: float, *, alpha: float = 0.0) -> float:
@@ -190,6 +223,6 @@ class OPDisc(DiscreteMechanism):
         return [np.asarray(gaussian_noise(rng, plan.calibration, plan.problem.dim + 1), dtype=np.float64)]
 
     def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
-        """The oracle's grid point ŵ."""
+        """The oracle's grid point ŵ, as the canonical double τ·k (module docstring)."""
         w = results[-1].solution
-        return np.zeros(plan.problem.dim) if w is None else np.asarray(w, dtype=np.float64)
+        return np.zeros(plan.problem.dim) if w is None else canonical_grid_point(w, plan.problem.domain.step)

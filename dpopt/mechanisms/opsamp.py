@@ -1,7 +1,7 @@
 """OPSamp: averaged perturbed-oracle calls plus Laplace output noise (NRVW19 Alg. 2).
 
     w_k = O_α(D, σ_k) ∈ argmin_{w ∈ W} L(D, w) − ⟨σ_k, w⟩ (up to α),   σ_k ~ Exp(rate)^d,
-    output  (1/m) Σ_k w_k + μ,   μ ~ Lap(λ/ε)^d,
+    output  (1/m) Σ_k w_k + μ,   μ ~ Lap(λ/ε)^d   (here: exact discrete Laplace on a grid, below),
 
 for losses ℓ_i that are G-Lipschitz in the ℓ1 norm on W (values in [0, 1] for the
 utility bound, Thm. 7).  The privacy proof (Thm. 11) conditions on the event that the
@@ -32,6 +32,18 @@ of γ (then γ = √(ln(4d/δ)/(2m))), and ``rate`` may be given (any values kee
 guarantee: λ is computed from them).  At Adult's size the cap binds
 (λ = Δ₁): OPSamp is a theoretical mechanism whose utility needs far larger n.
 
+The released value (exact, on a public grid)
+--------------------------------------------
+The average is released as ``round(avg/s)·s + K·s``, with s = 2^⌊log2(λ/(2^8·d))⌋ a public
+power of two (λ and d only: :func:`dpopt.privacy.grid.laplace_on_grid`; ``grid_step``; not
+to be confused with Hoeffding's γ above) and K exact discrete Laplace per coordinate
+([CKS20], Alg. 2) of integer scale t = ⌈(λ/s + d)/ε⌉: the rounded averages differ by at most
+λ/s + d grid steps in ℓ1, so on Lemma 10's event the step is ε-DP; ``laplace_scale`` = s·t
+≥ λ/ε.  Every released coordinate is an integer multiple of s and the reachable multiples
+do not depend on the data; everything after the discrete noisy value is post-processing.
+The exponential perturbations σ_k stay floating point: they are never released, only the
+oracles' grid answers to them.
+
 The approximate oracle (α ≥ 0)
 ------------------------------
 With ``alpha = 0`` every call must be certified exactly optimal (as in OPDisc).  With
@@ -46,6 +58,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,8 +69,9 @@ from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
 from dpopt.mechanisms.params import Integral, Interval, Real, arguments
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.privacy.grid import GridNoise, laplace_on_grid
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.sampling import exponential_noise, laplace_noise
+from dpopt.privacy.sampling import exponential_noise
 
 #: stability constant of Lemma 8 (Suggala–Netrapalli's 125, doubled for replacement)
 STABILITY = 250.0
@@ -75,7 +89,8 @@ class OPSampPlan:
     diameter_l2: float  # D₂
     diameter_l1: float  # Δ₁, the cap
     sensitivity: float  # λ (after the cap)
-    laplace_scale: float  # λ/ε
+    laplace_scale: float  # b = s·t ≥ λ/ε, per coordinate
+    grid_step: float  # s, the public grid of the release
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -93,6 +108,9 @@ def grid_diameters(problem: DiscreteProblem) -> tuple[float, float, float]:
 
 class OPSamp(DiscreteMechanism):
     """OPSamp over a τ-grid with a MIP oracle (NRVW19 Alg. 2, corrected constants).
+
+    The release is exact on the public grid ``parameters["grid_step"]`` with discrete Laplace
+    noise of scale ``parameters["laplace_scale"]`` per coordinate (module docstring).
 
     Parameters
     ----------
@@ -163,8 +181,9 @@ class OPSamp(DiscreteMechanism):
             d2 * math.sqrt(2.0 * d) * eps / (STABILITY * G * G * d * d * d_inf**2 * (1 + math.log(2 / self.beta)) * n))
         lam = 2.0 * d * d_inf * gamma + STABILITY * rate * G * d * d * d_inf**2 + self.alpha / (10.0 * G)
         lam = min(lam, d1)
+        law = laplace_on_grid(lam, eps, d)
         return OPSampPlan(calls=m, gamma=gamma, rate=rate, lipschitz_l1=G, diameter_inf=d_inf, diameter_l2=d2,
-                          diameter_l1=d1, sensitivity=lam, laplace_scale=lam / eps)
+                          diameter_l1=d1, sensitivity=lam, laplace_scale=law.scale, grid_step=law.gamma)
 
     def calibrate(self, template: DiscreteProblem) -> tuple[OPSampPlan, dict[str, Any]]:
         """The constants (:meth:`constants`) and the release parameters."""
@@ -177,9 +196,9 @@ class OPSamp(DiscreteMechanism):
         return (exponential_noise(rng, 1.0 / c.rate, d) for _ in range(c.calls))
 
     def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
-        """The average of the m answers plus Laplace noise of scale λ/ε."""
-        d = plan.problem.dim
-        mu = laplace_noise(rng, plan.calibration.laplace_scale, d)
+        """The average of the m answers released on the grid with exact discrete Laplace noise of scale b per coordinate."""
+        c, d = plan.calibration, plan.problem.dim
+        law = GridNoise("laplace", c.grid_step, Fraction(c.laplace_scale) / Fraction(c.grid_step))
         sols = [r.solution for r in results if r.solution is not None]
         avg = np.mean(sols, axis=0) if sols else np.zeros(d)
-        return np.asarray(avg + mu, dtype=np.float64)
+        return law.release(np.asarray(avg, dtype=np.float64), rng)

@@ -1,6 +1,17 @@
 """Private Frank–Wolfe over a polytope with noisy max (TTZ14 Alg. 4, Thm. 5.4), and the fast
 private LASSO.  The algorithm, its constants and the corrections to the paper are in
-:mod:`dpopt.mechanisms.frank_wolfe`."""
+:mod:`dpopt.mechanisms.frank_wolfe`.
+
+Every vertex choice is an exact private selection on integers
+(:mod:`dpopt.privacy.exact_selection`): the scores ⟨s, ∇L(θ_t)⟩ are rounded onto the public
+grid γ = ``grid_step(min(Δ, 2Δ/ε₀), 1)`` (a power of two, γ ≤ Δ/256), which raises the score
+sensitivity to Δ' = (⌊Δ/γ⌋ + 1)γ ≤ Δ + γ, and the vertex is drawn by the exponential
+mechanism (``"gumbel"``, sampled by rejection with exact Bernoulli(exp(−x)) trials) or by
+report-noisy-min with exact discrete Laplace noise (``"laplace"``), both of scale 2Δ'/ε₀.
+The Frank–Wolfe step, the next gradient and the released iterate are functions of the
+chosen indices and the data only through later selections, so everything after each
+selection is post-processing.  An unseeded run draws every selection bit from the OS
+CSPRNG (:func:`dpopt.privacy.exact.sampler_for`), none from the generator's PCG64 stream."""
 
 from __future__ import annotations
 
@@ -35,20 +46,21 @@ from dpopt.numerics.fw_oracles import (
     vertex_scorer,
 )
 from dpopt.numerics.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
+from dpopt.privacy.exact_selection import ExactSelector, grid_sensitivity, selection_grid
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget, resolve_selection
-from dpopt.privacy.sampling import gumbel_noise, laplace_noise
 from dpopt.progress import counted
 
 __all__ = ["PolytopeFrankWolfe", "noisy_max_frank_wolfe"]
 
 
-def noisy_max_frank_wolfe(oracle: Any, scorer: VertexScorer, steps: int, draw: Callable[[int], np.ndarray],
+def noisy_max_frank_wolfe(oracle: Any, scorer: VertexScorer, steps: int, select: Callable[[np.ndarray], int],
                           rule: str) -> np.ndarray:
-    """Run T noisy-argmin Frank–Wolfe steps; ``draw(k)`` returns the k selection noises of a step."""
+    """Run T noisy-argmin Frank–Wolfe steps; ``select(scores)`` is the private argmin of a step
+    (:meth:`ExactSelector.bind`)."""
     for t in counted(steps, "Frank–Wolfe iterations"):
-        alpha = scorer.scores(oracle.gradient()) + draw(scorer.n_candidates)
-        oracle.advance(step_size(t, steps, rule), scorer, int(np.argmin(alpha)))
+        choice = select(scorer.scores(oracle.gradient()))
+        oracle.advance(step_size(t, steps, rule), scorer, int(choice))
     return np.asarray(oracle.theta)
 
 
@@ -61,6 +73,7 @@ class PolytopePlan(Plan):
     budget: NoisyMaxBudget
     sensitivity: float
     scale: float
+    score_grid: float
     lipschitz_l1: float
     fast: bool
     lasso: tuple[Any, np.ndarray, float] | None = None  # run_lasso's (X, y, λ), instead of a Problem
@@ -77,8 +90,9 @@ class PolytopeFrankWolfe(Mechanism):
         T, the number of noisy selections (default: the paper's T of Thm. 5.5
         from declared bounds).  ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"auto", "laplace", "gumbel"}
-        Laplace report-noisy-max (scale 2Δ/ε₀) or the exponential mechanism
-        (Gumbel noisy-max, scale 2Δ/ε₀); see the module notes for their compositions.
+        Report-noisy-min with exact discrete Laplace noise or the exponential mechanism
+        sampled exactly (``"gumbel"``), both of scale 2Δ'/ε₀ on the score grid; see
+        :mod:`dpopt.privacy.noisy_max` for their compositions.
         ``"auto"`` (default): Gumbel when δ > 0, Laplace when δ = 0.
     step : {"standard", "paper"}
         μ_t = 2/(t+2) (default; Jaggi 2013) or the paper's constant 1/(T+2).
@@ -95,8 +109,9 @@ class PolytopeFrankWolfe(Mechanism):
     Notes
     -----
     Score sensitivity ``Δ = 2 L₁ ‖C‖₁ / n`` with L₁ the loss's declared
-    ℓ1-Lipschitz constant over C; per-step budget ε₀ from
-    :func:`dpopt.privacy.noisy_max.noisy_max_budget`.  The paper's own scale
+    ℓ1-Lipschitz constant over C, on the score grid γ = ``grid_step(Δ, 1)``
+    (``min(Δ, 2Δ/ε₀)`` for Δ; ``parameters["score_grid"]``) Δ' = (⌊Δ/γ⌋ + 1)γ (``"sensitivity_score_grid"``); per-step
+    budget ε₀ from :func:`dpopt.privacy.noisy_max.noisy_max_budget`.  The paper's own scale
     ``L₁‖C‖₁√(8T log(1/δ))/(nε)`` is reported as ``paper_scale`` for
     comparison only (it is not private under replace-one, see the module notes).
     """
@@ -130,8 +145,13 @@ class PolytopeFrankWolfe(Mechanism):
 
     # -- calibration ----------------------------------------------------------
     def selection_scale(self, sensitivity: float, budget: NoisyMaxBudget) -> float:
-        """Noise scale of one selection: ``2Δ/ε₀`` (the mutation tests override this)."""
+        """Noise scale of one selection: ``2Δ'/ε₀`` for the grid-adjusted Δ' (the mutation tests
+        override this)."""
         return budget.scale(sensitivity)
+
+    def selector(self, plan: PolytopePlan) -> ExactSelector:
+        """The exact selection rule of ``plan`` (rule, score grid, scale)."""
+        return ExactSelector(self.selection, plan.score_grid, plan.scale)
 
     def _calibrate(self, scorer: VertexScorer, n: int, lipschitz_l1: float, curvature: float,
                    fast: bool) -> PolytopePlan:
@@ -145,17 +165,19 @@ class PolytopeFrankWolfe(Mechanism):
                                                      "a positive ℓ1-Lipschitz constant")
         budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
         sensitivity = 2.0 * lipschitz_l1 * l1r / n
-        scale = self.selection_scale(sensitivity, budget)
+        grid = selection_grid(sensitivity, 1, budget.scale(sensitivity))
+        on_grid = grid_sensitivity(sensitivity, grid) * grid
+        scale = self.selection_scale(on_grid, budget)
         paper = (lipschitz_l1 * l1r * math.sqrt(8 * steps * math.log(1 / self.delta)) / (n * self.epsilon)
                  if self.delta > 0 else math.nan)
         params = {
             "selection": self.selection, "composition": budget.composition, "steps": steps,
             "step_epsilon": budget.step_epsilon, "sensitivity_score": sensitivity,
-            "noise_scale": scale, "paper_scale": paper, "lipschitz_l1": lipschitz_l1,
+            "score_grid": grid, "sensitivity_score_grid": on_grid, "noise_scale": scale, "paper_scale": paper, "lipschitz_l1": lipschitz_l1,
             "l1_radius": l1r, "candidates": scorer.n_candidates, "step_rule": self.step,
             "fast_lasso": fast, "neighbouring": "replace-one",
         }
-        return PolytopePlan(scorer, steps, budget, sensitivity, scale, lipschitz_l1, fast, parameters=params)
+        return PolytopePlan(scorer, steps, budget, sensitivity, scale, grid, lipschitz_l1, fast, parameters=params)
 
     def plan(self, problem: Problem, options: RunOptions | None = None) -> PolytopePlan:
         """Validate ``problem`` and calibrate the selection noise (no data values read)."""
@@ -176,13 +198,8 @@ class PolytopeFrankWolfe(Mechanism):
         return replace(plan, problem=problem)
 
     # -- running --------------------------------------------------------------
-    def _draw(self, rng: np.random.Generator, scale: float) -> Callable[[int], np.ndarray]:
-        if self.selection == "laplace":
-            return lambda k: laplace_noise(rng, scale, k)
-        return lambda k: -gumbel_noise(rng, scale, k)
-
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
-        """Alg. 4 on the data: T report-noisy-min vertex selections and Frank–Wolfe steps."""
+        """Alg. 4 on the data: T exact private vertex selections and Frank–Wolfe steps."""
         assert isinstance(plan, PolytopePlan)
         oracle: Any
         if plan.lasso is not None:  # run_lasso's raw arrays
@@ -195,8 +212,8 @@ class PolytopeFrankWolfe(Mechanism):
                                                                  lam=plan.problem.l2_weight))
         else:
             oracle = ProblemGradient(plan.problem, plan.problem.constraint.center())
-        draw = self._draw(rng, plan.scale)
-        return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, draw, self.step))
+        select = self.selector(plan).bind(rng)
+        return Outcome(noisy_max_frank_wolfe(oracle, plan.scorer, plan.steps, select, self.step))
 
     def run_lasso(self, X: Any, y: np.ndarray, *, radius: float, x_bound: float = 1.0, y_bound: float = 1.0,
                   lam: float = 0.0, seed: int | None = None, fast: bool = True) -> Release:

@@ -52,6 +52,28 @@ With ``noise="auto"`` the law with the smaller per-weight standard deviation is 
 (Laplace: √2 b; for δ = 0 only Laplace is valid).  The proof needs an α-optimal
 minimizer for the declared α, so only certified (or proven α-optimal) oracle answers
 are released.
+
+What is released, and why the continuous proof covers it
+--------------------------------------------------------
+The separator weights ξ are never released (the release states only the public law and
+scale; the opt-in, non-private ``keep_diagnostics`` record is outside every guarantee);
+they enter only the objective.  The release is ŵ, a function of (ξ, D) over the *finite*
+set W_τ, and the shift argument above bounds P_D[ŵ = w] against P_D'[ŵ = w] for every w
+directly, so no additive grid (:mod:`dpopt.privacy.grid`) is needed: the output space is
+the declared grid itself, the same for every dataset, and the floating-point attack on
+additive releases ([Mir12]) has no centre-dependent low-order bits to read.  ŵ is released as the canonical
+double τ·k of its integer coordinates (:meth:`RSPM.finish`, post-processing through
+:func:`dpopt.mechanisms.opdisc.canonical_grid_point`: the identity on the backends'
+answers, and it removes a custom backend's float artefacts).
+
+What remains floating point, and is a residual of the analysis rather than covered by it:
+ξ is drawn by float samplers (``laplace_noise``/``gaussian_noise`` on a PCG64DXSM stream),
+whose laws only approximate Lap(b)^m and N(0, σ²I_m), and the objective is evaluated in
+floats.  The proof is for the continuous ξ; the distribution of argmins that the float ξ
+induces approximates, but is not exactly, the one it bounds, and no bound on the difference
+is proved here (the float laws live on finitely many doubles, and their relative error can
+be large in the far tails).  In particular the pure ε of the Laplace law is a statement
+about the continuous law.
 """
 
 from __future__ import annotations
@@ -65,6 +87,7 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
+from dpopt.mechanisms.opdisc import canonical_grid_point
 from dpopt.mechanisms.params import Options, arguments
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.ledger import Ledger
@@ -159,6 +182,6 @@ class RSPM(DiscreteMechanism):
         return [level_table(weights).reshape(-1)]
 
     def finish(self, plan: DiscretePlan, rng: np.random.Generator, results: list[OracleResult]) -> np.ndarray:
-        """The oracle's grid point ŵ."""
+        """The oracle's grid point ŵ, as the canonical double τ·k (module docstring)."""
         w = results[-1].solution
-        return np.zeros(plan.problem.dim) if w is None else np.asarray(w, dtype=np.float64)
+        return np.zeros(plan.problem.dim) if w is None else canonical_grid_point(w, plan.problem.domain.step)

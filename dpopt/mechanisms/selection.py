@@ -6,8 +6,10 @@ and releases the output of the best run:
     Q:  i ~ Uniform(grid);  θ ← M_i(D) (a copy of the candidate mechanism built for
         hyperparameters i, on its own throwaway ledger);  s ← score(θ; D) + noise;  output (i, θ, s)
 
-and the selection outputs (i, θ, s) of the run with the largest s (ties, which have probability
-zero, go to the smaller grid index, a total order on Q's outputs as the theorems require).
+and the selection outputs (i, θ, s) of the run with the largest s.  The noisy scores lie on a
+grid, so ties have positive probability: they go to the smaller grid index i, then to the
+larger θ in the lexicographic order of its float64 bytes — a total order on Q's outputs, as
+the theorems require (two outputs equal in it are the same output).
 K is drawn from the public stopping law before any run and is **not released** (neither
 are the other runs' scores): only the chosen θ, its noisy score s
 (``parameters["noisy_selected_score"]``, part of Q's output, so covered by the theorems),
@@ -30,8 +32,26 @@ selection's (ε, δ), on the selection's ledger before the data is touched):
   by CKS20 Prop. 12): Q is μ₀-GDP, split into a μ_t-GDP candidate and a Gaussian score with
   μ_s, μ_t² + μ_s² = μ₀² (Dong, Roth & Su 2022, Cor. 3.3).  Candidates must be Gaussian
   mechanisms whose μ dpopt can read before the charge: :class:`OutputPerturbation` with
-  ``noise="gaussian"`` (μ = sensitivity/σ from its plan), or any mechanism with a
+  ``noise="gaussian"`` (μ = (sensitivity + γ√d)/σ from its plan: its discrete Gaussian on the
+  grid γ has the Rényi curve of μ-GDP, which is what this accounting uses), or any mechanism with a
   ``gdp_mu(problem) -> float`` method.
+
+Exact randomness.  Every random choice of the selection reads one exact sampler
+(:func:`dpopt.privacy.exact.sampler_for` of the run's generator; an unseeded run's reads the
+OS CSPRNG and draws nothing from the generator's PCG64 stream): K (:func:`sample_trials`:
+exact Bernoulli(γ) trials for the geometric law), the candidate index (an exactly uniform
+integer) and the score noise.  The noisy score is an additive release on a public grid
+(:mod:`dpopt.privacy.grid`): γ_s = ``grid_step(Δ_s, 1)``, the exact score rounded onto γ_sℤ
+plus exact integer noise — discrete Laplace of scale t = ⌈(Δ_s/γ_s + 1)/ε_s⌉ (pure ε_s-DP,
+[CKS20]; ``laplace_on_grid``) under ``"liu-talwar"``, discrete Gaussian with
+σ ≥ (Δ_s + γ_s)/μ_s under ``"papernot-steinke"``, whose Rényi curve is at most
+λ((Δ_s + γ_s)/σ)²/2 ≤ λμ_s²/2 ([CKS20]: ρ = shift²/(2σ²) for integer shifts), that of a
+μ_s-GDP mechanism, which is all the Rényi accounting of PS22 Thm 2 uses.  So
+``noisy_selected_score`` is an integer multiple of ``parameters["score_grid"]``, and the
+comparison of the noisy scores, the choice of the best run and everything after it are
+post-processing.  Under ``"papernot-steinke"`` the candidates of an unseeded selection run
+unseeded too (their own noise from the CSPRNG); in a seeded one each gets a seed drawn from
+the selection's generator.
 
 Scores.  ``score="accuracy"``: the number of rows with y·⟨x, θ⟩ > 0 (labels ±1), which
 changes by at most 1 when one row is replaced (sensitivity 1).  A user callable
@@ -74,8 +94,10 @@ from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.problem import Problem
+from dpopt.privacy.exact import ExactSampler, sampler_for
+from dpopt.privacy.exact_selection import uniform_index
+from dpopt.privacy.grid import GridNoise, gaussian_grid_noise, grid_step, laplace_on_grid
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.sampling import gaussian_noise, laplace_noise
 from dpopt.privacy.selection import (
     STOPPING_RULES,
     CandidateBudget,
@@ -156,7 +178,7 @@ def candidate_mu(mechanism: Mechanism, problem: Any) -> float:
     if isinstance(mechanism, OutputPerturbation):
         plan = mechanism.plan(problem)
         if plan.output_noise.kind == "gaussian" and plan.linear_noise.kind == "none":
-            return float(plan.parameters["sensitivity_l2"]) / plan.output_noise.scale
+            return plan.output_noise.zcdp_mu(float(plan.parameters["sensitivity_l2"]), plan.problem.dim)
         raise MechanismError("stopping='papernot-steinke' needs Gaussian candidates: build "
                              "OutputPerturbation(budget.epsilon, budget.delta, noise='gaussian')")
     raise MechanismError(
@@ -225,6 +247,7 @@ class PrivateSelection(Mechanism):
         self.stopping = stopping
         trials = len(self.candidates) if expected_trials is None else expected_trials
         self.budget = self._calibrate(trials, shape, score_share)
+        self.score_noise = score_noise_law(self.budget, self.score_sensitivity)
 
     def _calibrate(self, expected_trials: float, shape: float | None, score_share: float) -> SelectionBudget:
         """The per-run budget (a hook for mutation tests)."""
@@ -280,12 +303,11 @@ class PrivateSelection(Mechanism):
             "score_sensitivity": self.score_sensitivity,
         }
         if b.stopping == "liu-talwar":
-            params.update(trial_epsilon=b.trial_epsilon, score_epsilon=b.score_epsilon, score_noise="laplace",
-                          score_noise_scale=self.score_sensitivity / float(b.score_epsilon or math.nan))
+            params.update(trial_epsilon=b.trial_epsilon, score_epsilon=b.score_epsilon)
         else:
-            params.update(trial_mu=b.trial_mu, candidate_mu=b.candidate.mu, score_mu=b.score_mu,
-                          score_noise="gaussian",
-                          score_noise_scale=self.score_sensitivity / float(b.score_mu or math.nan))
+            params.update(trial_mu=b.trial_mu, candidate_mu=b.candidate.mu, score_mu=b.score_mu)
+        params.update(score_noise=self.score_noise.kind, score_noise_scale=self.score_noise.scale,
+                      score_grid=self.score_noise.gamma)
         return params
 
     # -- the run ------------------------------------------------------------------
@@ -319,19 +341,21 @@ class PrivateSelection(Mechanism):
         assert isinstance(plan, SelectionPlan)
         return self._select(rng, plan.trial, plan.options)
 
-    def _noisy_score(self, rng: np.random.Generator, theta: np.ndarray, data: Dataset) -> tuple[float, float]:
-        """(exact, noisy) score of one run; the noise is Q's score share."""
+    def _noisy_score(self, sampler: ExactSampler, theta: np.ndarray, data: Dataset) -> tuple[float, float]:
+        """(exact, noisy) score of one run: the noisy one is the exact score rounded onto the
+        public grid plus exact discrete noise (Q's score share); a non-finite exact score
+        counts as −∞, which the grid clamps to −2^52·γ_s."""
         score_fn: ScoreFn = accuracy_count if self.score == "accuracy" else self.score  # type: ignore[assignment]
         exact = float(score_fn(np.asarray(theta, dtype=np.float64), data))
         if not math.isfinite(exact):
             exact = -math.inf
-        b = self.budget
-        if b.score_epsilon is not None:  # liu-talwar: Laplace, pure ε_s-DP
-            noise = laplace_noise(rng, self.score_sensitivity / b.score_epsilon, 1)[0]
-        else:  # papernot-steinke: Gaussian, μ_s-GDP
-            assert b.score_mu is not None
-            noise = gaussian_noise(rng, self.score_sensitivity / b.score_mu, 1)[0]
-        return exact, exact + float(noise)
+        law = self.score_noise
+        units = np.clip(np.rint(np.array([exact]) / law.gamma), -2.0**52, 2.0**52)
+        if law.kind == "laplace":
+            noise = sampler.discrete_laplace(law.param, 1)
+        else:
+            noise = sampler.discrete_gaussian(law.param, 1)
+        return exact, float(np.clip(units + noise.astype(np.float64), -2.0**52, 2.0**52)[0]) * law.gamma
 
     def _select(self, rng: np.random.Generator, built: tuple[tuple[Mechanism, Problem], ...],
                 options: tuple[RunOptions, ...]) -> Outcome:
@@ -339,25 +363,27 @@ class PrivateSelection(Mechanism):
         holds the run's own copies (:func:`isolate_candidates`), never the user's objects.  A
         candidate that calls no solver on its problem gets ``"auto"`` (:func:`candidate_options`),
         never a solver it would refuse: nothing here may raise for a setting checked before the charge."""
-        k = sample_trials(rng, self.budget.law)
-        best: tuple[float, int] | None = None
+        sampler = sampler_for(rng)
+        secure = bool(getattr(rng, "secure", False))
+        k = sample_trials(sampler, self.budget.law)
+        best: tuple[float, int, bytes] | None = None
         best_noisy = math.nan
         best_release: Release | None = None
         trials: list[dict[str, Any]] = []
         private = True
         for _ in range(k):
-            i = int(rng.integers(len(built)))
+            i = uniform_index(sampler, len(built))
             mech, problem = built[i]
-            sub_seed = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
+            sub_seed = None if secure else np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
             with warnings.catch_warnings():  # a candidate's (ε, δ) is internal: the selection's own was checked
                 warnings.simplefilter("ignore", WeakGuaranteeWarning)
                 o = options[i]
                 release = mech.run(problem, solver=o.solver, seed=sub_seed,  # type: ignore[arg-type]
                                    threads=o.threads, keep_diagnostics=o.keep_diagnostics)
             private = private and release.private
-            exact, noisy = self._noisy_score(rng, release.theta, problem.loss.data)
+            exact, noisy = self._noisy_score(sampler, release.theta, problem.loss.data)
             trials.append({"candidate": i, "noisy_score": noisy, "exact_score": exact})
-            key = (noisy, -i)
+            key = (noisy, -i, np.ascontiguousarray(release.theta, dtype=np.float64).tobytes())
             if best is None or key > best:
                 best, best_release, best_noisy = key, release, noisy
         assert best is not None and best_release is not None
@@ -423,6 +449,17 @@ def isolate_candidates(built: Sequence[tuple[Mechanism, Problem]]) -> tuple[tupl
                                  f"({type(exc).__name__}); the selection never runs the user's own objects") from exc
         out.append((twin, problems[id(prob)]))
     return tuple(out)
+
+
+def score_noise_law(budget: SelectionBudget, sensitivity: float) -> GridNoise:
+    """The public law of the noisy score (module notes): discrete Laplace for ε_s-DP
+    (``"liu-talwar"``) or a discrete Gaussian with σ ≥ (Δ_s + γ_s)/μ_s (``"papernot-steinke"``),
+    on the grid γ_s = ``grid_step(Δ_s, 1)``."""
+    if budget.score_epsilon is not None:
+        return laplace_on_grid(sensitivity, budget.score_epsilon, 1)
+    assert budget.score_mu is not None
+    gamma = grid_step(sensitivity, 1.0)
+    return gaussian_grid_noise((sensitivity + gamma) / budget.score_mu, gamma)
 
 
 _ACCOUNTING = {

@@ -25,13 +25,18 @@ duality-gap certificate (:mod:`dpopt.numerics.certificates`) proves the
 released pre-noise point is within ``tolerance`` of θ̂, and the sensitivity
 is ``2L/(nΛ) + 2·tolerance``.  That certificate converges like the square
 root of the solver's accuracy, hence the default ``tolerance = 1e-4``.
-Noise: ℓ2-Laplace (pure ε-DP) or, for δ > 0, the analytic Gaussian when its
-expected norm is smaller, exactly as :class:`OutputPerturbation`.
+The release is exact on a public grid, exactly as :class:`OutputPerturbation`: the
+certified point is rounded onto γℤ^p, γ = 2^⌊log2(Δ/(2^8·√p))⌋ (public: Δ and p only,
+``parameters["grid_step"]``), plus exact discrete Laplace noise per coordinate (pure ε-DP,
+calibrated to the ℓ1 sensitivity √p·Δ) or, for δ > 0, the discrete Gaussian ([CKS20]) when
+its expected norm is smaller.  Everything after the discrete noisy value is
+post-processing (``project=True`` projects the grid values onto the constraint set).
 
 Utility (Lemma 1, corrected)
 ----------------------------
 For isotropic noise b (Gaussian or ℓ2-Laplace: ``b = ‖b‖u``, u uniform on
-the sphere and independent of ‖b‖) and the exact θ̂,
+the sphere and independent of ‖b‖) and any centre θ̂ (the proof uses E b = 0, not
+optimality; the release's centre is the grid point nearest θ̂, at most γ√p/2 away),
 
     E[P(θ̂ + b) − P(θ̂)] ≤ loss_term + lam · E‖b‖ · G_{|P|(F)} / E‖g‖ + (Λ/2) E‖b‖²,
 
@@ -46,6 +51,13 @@ term is ``(λ/n)σG``, not ``(λ/n)G``; (ii) it substitutes ``θ^priv − θ* = 
 although ``θ^priv = θ̂ + b`` (θ̂ is the empirical, θ* the population
 minimizer); the bound above is for the empirical excess risk
 ``P(θ^priv) − P(θ̂)``, which is what Lemma 1's proof actually controls.
+The released noise is the discrete law on the grid: its moments E‖b‖ ≤ √(E‖b‖²) and
+E‖b‖² (:meth:`~dpopt.mechanisms.base.NoiseSpec.second_moment`: ≤ pσ² for the discrete
+Gaussian, exact for the discrete Laplace) enter the curvature and ridge terms, which need
+only independent zero-mean coordinates.  The regularizer term's ``E Ω∞(b) = E‖b‖·G/E‖g‖``
+and the Lipschitz branch's ``E|⟨b, x⟩|`` use isotropy, which the discrete laws (independent
+coordinates) do not have: for them those terms are the values of an isotropic law with the
+same E‖b‖, estimates rather than bounds.
 """
 
 from __future__ import annotations
@@ -65,7 +77,7 @@ from dpopt.mechanisms.base import (
     RunOptions,
     template_problem,
 )
-from dpopt.mechanisms.output_perturbation import OutputPerturbation
+from dpopt.mechanisms.output_perturbation import OutputPerturbation, Project
 from dpopt.mechanisms.params import Integral, Interval, arguments
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.problem import Problem
@@ -91,11 +103,8 @@ def _expected_gaussian_norm(p: int) -> float:
 
 
 def _second_moment(noise: NoiseSpec, p: int) -> float:
-    if noise.kind == "none":
-        return 0.0
-    if noise.kind == "gaussian":
-        return noise.scale**2 * p
-    return noise.scale**2 * p * (p + 1)  # ‖b‖ ~ Gamma(p, scale)
+    """E‖b‖² of the law (the discrete laws' own second moment, :meth:`NoiseSpec.second_moment`)."""
+    return noise.second_moment(p)
 
 
 def lemma1_excess_risk(problem: Problem, noise: NoiseSpec, width: float) -> dict[str, float]:
@@ -130,7 +139,7 @@ class SubmodularOutputPerturbation(OutputPerturbation):
     Parameters
     ----------
     epsilon, delta : float
-        Target guarantee under replace-one neighbours (δ = 0: ℓ2-Laplace noise).
+        Target guarantee under replace-one neighbours (δ = 0: discrete Laplace noise on the grid).
     tolerance : float
         Proven distance of the pre-noise point to θ̂ (added twice to the sensitivity).
     width_samples : int
@@ -156,7 +165,7 @@ class SubmodularOutputPerturbation(OutputPerturbation):
     }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, tolerance: float = 1e-4,
-                 width_samples: int = 4000, project: bool = False, ledger: Ledger | None = None,
+                 width_samples: int = 4000, project: Project = False, ledger: Ledger | None = None,
                  on_uncertified: OnUncertified = "raise", noise: NoiseChoice = "auto") -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, project=project, ledger=ledger, tolerance=tolerance,
@@ -199,15 +208,16 @@ class SubmodularOutputPerturbation(OutputPerturbation):
         width = polyhedron_gaussian_width(norm.F, n_samples=self.width_samples)
         risk = lemma1_excess_risk(problem, output, width.value)
         params = {
-            "noise": output.kind, "noise_scale": output.scale, "sensitivity_l2": sensitivity,
+            "noise": output.kind, "noise_scale": output.scale, "grid_step": output.grid_step,
+            "sensitivity_l2": sensitivity,
             "lipschitz_l2": L, "domain_radius_l2": radius, "strong_convexity": lam_sc,
             "omega_weight": norm.lam, "set_function": norm.F.describe(),
             "gaussian_width": width.value, "gaussian_width_method": width.method,
             "excess_risk_bound": risk["total"], "excess_risk_terms": risk,
-            "projected": self.project, "neighbouring": "replace-one",
+            "projected": self.projects(problem), "neighbouring": "replace-one",
         }
-        return ConvexPlan(template=template_problem(problem), linear_noise=NoiseSpec("none", 0.0), output_noise=output,
-                          tolerance=self.tolerance, parameters=params, project_output=self.project)
+        return ConvexPlan(template=template_problem(problem), linear_noise=NoiseSpec.none(), output_noise=output,
+                          tolerance=self.tolerance, parameters=params, project_output=self.projects(problem))
 
     def plan(self, problem: Problem, options: RunOptions | None = None) -> ConvexPlan:
         """As :meth:`ConvexMechanism.plan`; ``solver="auto"`` is Clarabel."""

@@ -22,13 +22,18 @@ if TYPE_CHECKING:
         gaussian_sigma_classical,
         laplace_scale,
     )
+    from dpopt.privacy.exact import ExactSampler
+    from dpopt.privacy.grid import GridNoise, gaussian_on_grid, grid_step, laplace_on_grid, on_grid
     from dpopt.privacy.ledger import Charge, Ledger
     from dpopt.privacy.rng import SeedInfo, make_rng
     from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, l2_laplace_noise, laplace_noise
     from dpopt.privacy.sqlite_ledger import SQLiteLedger, StoredCharge
+    from dpopt.privacy.zcdp import zcdp_delta, zcdp_rho
 
 __all__ = [
     "Charge",
+    "ExactSampler",
+    "GridNoise",
     "Ledger",
     "SQLiteLedger",
     "SeedInfo",
@@ -37,16 +42,22 @@ __all__ = [
     "check_sensitivity",
     "gaussian_delta",
     "gaussian_noise",
+    "gaussian_on_grid",
     "gaussian_sigma",
     "gaussian_sigma_analytic",
     "gaussian_sigma_classical",
     "gaussian_sigma_for_composition",
+    "grid_step",
     "gumbel_noise",
     "l2_laplace_noise",
     "laplace_noise",
+    "laplace_on_grid",
     "laplace_scale",
     "make_rng",
+    "on_grid",
     "paper_sigma",
+    "zcdp_delta",
+    "zcdp_rho",
 ]
 
 _EXPORTS = {
@@ -59,6 +70,14 @@ _EXPORTS = {
     "gaussian_sigma_analytic": "dpopt.privacy.calibration",
     "gaussian_sigma_classical": "dpopt.privacy.calibration",
     "laplace_scale": "dpopt.privacy.calibration",
+    "ExactSampler": "dpopt.privacy.exact",
+    "GridNoise": "dpopt.privacy.grid",
+    "gaussian_on_grid": "dpopt.privacy.grid",
+    "grid_step": "dpopt.privacy.grid",
+    "laplace_on_grid": "dpopt.privacy.grid",
+    "on_grid": "dpopt.privacy.grid",
+    "zcdp_delta": "dpopt.privacy.zcdp",
+    "zcdp_rho": "dpopt.privacy.zcdp",
     "Charge": "dpopt.privacy.ledger",
     "Ledger": "dpopt.privacy.ledger",
     "SeedInfo": "dpopt.privacy.rng",

@@ -8,10 +8,12 @@ Python integers only (parameters are converted once, exactly, to ``fractions.Fra
 then to integer numerators and denominators): no floating-point operation decides any
 draw, so the output distribution is exactly the stated one, given a uniform bit source.
 
-The bit source is the operating system's cryptographically secure generator
-(``secrets``, read in blocks) unless a seed is given; a seeded sampler draws from
-``random.Random(seed)`` (Mersenne Twister), which is reproducible and **not secure**: use it
-for tests and benchmarks, never for a release meant to protect anyone.
+The bit source (:class:`dpopt.privacy.bits.BitStream`) is the operating system's
+cryptographically secure generator unless a seed is given; a seeded sampler draws from
+``numpy.random.PCG64DXSM(seed)``, which is reproducible and **not secure**: use it for
+tests and benchmarks, never for a release meant to protect anyone.  The draws are
+vectorised over numpy integer arrays (fast enough to be every mechanism's noise), with
+the scalar forms of the algorithms kept for parameters beyond 2^40.
 
 :func:`discrete_gaussian_delta` evaluates the exact (ε, δ) profile of the discrete Gaussian
 mechanism ([CKS20], Theorem 7) numerically, with an explicit bound on the truncated tail;
@@ -22,14 +24,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import random
-import secrets
 from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 
 from dpopt.errors import InvalidParameterError
+from dpopt.privacy.bits import BitStream
 
 __all__ = [
     "ExactSampler",
@@ -38,6 +39,7 @@ __all__ = [
     "discrete_gaussian_pmf",
     "discrete_laplace_epsilon",
     "discrete_laplace_pmf",
+    "sampler_for",
 ]
 
 #: ``below(n)``: a uniform integer in {0, ..., n − 1} (n ≥ 1)
@@ -141,53 +143,201 @@ def _discrete_gaussian(below: Below, a: int, b: int, t: int, bt: int, den: int) 
             return y
 
 
+# --- vectorised forms of Algorithms 1–3 (numpy integer arithmetic on arrays of draws) -------
+#
+# Every Bernoulli trial below is decided exactly: on integers by a uniform integer compared
+# with an integer numerator, and on the discrete Gaussian's acceptance probability (whose
+# numerator and denominator can exceed 64 bits) by a float64 comparison whose error is
+# bounded far below the guard, with the rare undecided trial resolved in Python integers.
+# Rejected draws are redrawn, so each output has exactly the target law.
+
+#: relative guard around a float64 evaluation of a probability whose error is below 2^-49
+_GUARD = 2.0**-40
+_EXACT_FLOAT = 2**53
+#: acceptance exponents at or beyond this are decided by the scalar algorithm (no int64 overflow)
+_HUGE_EXPONENT = 2.0**40
+#: the vectorised paths' parameter limits: a discrete Laplace scale num/den with num < 2^40 keeps
+#: u + t·v in int64; a discrete Gaussian σ² = a/b with a < 2^53 keeps the acceptance's float
+#: evaluation exact in its inputs; denominators stay below 2^20
+_LAPLACE_LIMIT = 1 << 40
+_GAUSS_LIMIT = 1 << 53
+_DEN_LIMIT = 1 << 20
+#: up to this many draws the scalar algorithms are faster than the vectorised loops' overhead
+_SCALAR_AT_MOST = 24
+
+
+def _bern_exp_frac_vec(bits: BitStream, num: np.ndarray, den: int) -> np.ndarray:
+    """Bernoulli(exp(−num/den)) per entry, 0 ≤ num ≤ den ([CKS20] Alg. 1, vectorised).
+
+    Trial K is Bernoulli(num/(den·K)) = Bernoulli(num/den) ∧ Bernoulli(1/K) (independent);
+    every live entry is at the same K, so the bounds are scalars.
+    """
+    result = np.empty(num.size, dtype=bool)
+    k = 1
+    alive = np.arange(num.size)
+    while alive.size:
+        hit = bits.below_array(den, alive.size) < num[alive]
+        if k > 1:
+            hit &= bits.below_array(k, alive.size) == 0
+        stop = alive[~hit]
+        result[stop] = (k & 1) == 1
+        alive = alive[hit]
+        k += 1
+    return result
+
+
+def _bern_exp_one_vec(bits: BitStream, size: int) -> np.ndarray:
+    """Bernoulli(exp(−1)) × ``size`` ([CKS20] Alg. 1 with γ = 1: trial K succeeds w.p. 1/K)."""
+    result = np.empty(size, dtype=bool)
+    k = 2
+    alive = np.arange(size)
+    while alive.size:
+        hit = bits.below_array(k, alive.size) == 0
+        stop = alive[~hit]
+        result[stop] = (k & 1) == 1
+        alive = alive[hit]
+        k += 1
+    return result
+
+
+def _geometric_vec(bits: BitStream, size: int) -> np.ndarray:
+    """The number of Bernoulli(exp(−1)) successes before the first failure, × ``size``."""
+    v = np.zeros(size, dtype=np.int64)
+    alive = np.arange(size)
+    while alive.size:
+        alive = alive[_bern_exp_one_vec(bits, alive.size)]
+        v[alive] += 1
+    return v
+
+
+def _first_accepted(draw: Callable[[int], np.ndarray], size: int, rate: float) -> np.ndarray:
+    """The first ``size`` accepted values of a rejection sampler, drawn in oversized batches.
+
+    ``draw(m)`` returns the accepted values among m independent candidates (in order);
+    accepted values are i.i.d. from the target law, so keeping the first ``size`` by position
+    (a choice that never looks at a value) leaves them so.  Batches of ~need/rate + 64
+    candidates make one round enough almost always, instead of a round per straggler.
+    """
+    parts: list[np.ndarray] = []
+    have = 0
+    while have < size:
+        batch = draw(int((size - have) / rate) + 64)
+        parts.append(batch)
+        have += batch.size
+    return np.concatenate(parts)[:size] if parts else np.empty(0, dtype=np.int64)
+
+
+def _discrete_laplace_vec(bits: BitStream, t: int, s: int, size: int) -> np.ndarray:
+    """``size`` draws with P[x] ∝ exp(−|x|·s/t) ([CKS20] Alg. 2, vectorised; t < 2^40)."""
+
+    def draw(m: int) -> np.ndarray:
+        u = bits.below_array(t, m)
+        u = u[_bern_exp_frac_vec(bits, u, t)]
+        y = (u + np.int64(t) * _geometric_vec(bits, u.size)) // s
+        negative = bits.below_array(2, u.size) == 1
+        return np.where(negative, -y, y)[~(negative & (y == 0))]
+
+    return _first_accepted(draw, size, 0.55)
+
+
+def _resolve(bits: BitStream, p: Fraction, u: int) -> bool:
+    """Exactly: is the uniform real (u + V)/2^32 below p, V uniform on [0, 1) drawn lazily?"""
+    q = p * (1 << 32) - u
+    while True:
+        if q <= 0:
+            return False
+        if q >= 1:
+            return True
+        v = int(bits.words64(1)[0])
+        q = q * (1 << 64) - v
+        if q >= 1:
+            return True
+        if q <= 0:
+            return False
+
+
+def _bern_guarded(bits: BitStream, p_float: np.ndarray, trusted: np.ndarray,
+                  exact: Callable[[int], Fraction]) -> np.ndarray:
+    """Bernoulli(p) per entry from a uniform real U: decided by float64 bounds on U and p
+    where ``trusted`` says p_float is within relative 2^-49 of p, else in exact arithmetic."""
+    u = bits.unit32(p_float.size)
+    low, high = u * 2.0**-32, (u + 1.0) * 2.0**-32
+    below = high <= p_float * (1.0 - _GUARD)
+    above = low >= p_float * (1.0 + _GUARD)
+    result = below & trusted
+    for i in np.flatnonzero(~trusted | ~(below | above)).tolist():
+        result[i] = _resolve(bits, exact(i), int(u[i]))
+    return result
+
+
+def _gauss_accept_vec(bits: BitStream, y: np.ndarray, a: int, b: int, t: int) -> np.ndarray:
+    """Bernoulli(exp(−(|y|·b·t − a)²/(2·a·b·t²))) per entry ([CKS20] Alg. 3's acceptance).
+
+    x = w²/D (w = |y|·b·t − a, D = 2abt²) may exceed 1: the trial is split into m = ⌊x̃⌋ + 2
+    trials of Bernoulli(exp(−x/m)) (x̃ the float value, |x − x̃| < 1, so x/m ≤ 1), each by
+    Alg. 1 with Bernoulli(x/(m·K)) decided by :func:`_bern_guarded`; x̃ ≥ 2^40 (a far tail)
+    goes to the scalar algorithm.
+    """
+    trusted = (np.abs(y) < _EXACT_FLOAT // (b * t)) & (a < _EXACT_FLOAT)
+    w = np.abs(y).astype(np.float64) * float(b * t) - float(a)  # exact where trusted
+    x = w * w / float(2 * a * b * t * t)
+    for i in np.flatnonzero(~trusted).tolist():  # rare: x correctly rounded from integers
+        wi = abs(int(y[i])) * b * t - a
+        x[i] = float(Fraction(wi * wi, 2 * a * b * t * t))
+    accepted = np.ones(y.size, dtype=bool)
+    huge = x >= _HUGE_EXPONENT
+    for i in np.flatnonzero(huge).tolist():  # far tails: the scalar Alg. 1 in Python integers
+        wi = abs(int(y[i])) * b * t - a
+        accepted[i] = bool(_bern_exp(bits.below, wi * wi, 2 * a * b * t * t))
+    m = np.where(huge, 0, np.floor(np.where(huge, 0.0, x)).astype(np.int64) + 2)
+    alive = np.arange(y.size)
+    step = 0
+    while alive.size:
+        alive = alive[m[alive] > step]
+        if not alive.size:
+            break
+        k = 1
+        odd = np.zeros(alive.size, dtype=bool)
+        live = np.arange(alive.size)
+        while live.size:  # Alg. 1 on x/m for the entries still in this factor's loop
+            ids = alive[live]
+            p = x[ids] / (m[ids] * float(k))
+
+            def exact(i: int, ids: np.ndarray = ids, k: int = k) -> Fraction:
+                j = int(ids[i])
+                wi = abs(int(y[j])) * b * t - a
+                return Fraction(wi * wi, 2 * a * b * t * t * int(m[j]) * k)
+
+            hit = _bern_guarded(bits, p, trusted[ids], exact)
+            stop = live[~hit]
+            odd[stop] = (k & 1) == 1
+            live = live[hit]
+            k += 1
+        accepted[alive[~odd]] = False
+        alive = alive[odd]
+        step += 1
+    return accepted
+
+
+def _discrete_gaussian_vec(bits: BitStream, a: int, b: int, size: int) -> np.ndarray:
+    """``size`` draws with P[x] ∝ exp(−x²·b/(2a)) ([CKS20] Alg. 3, vectorised)."""
+    t = math.isqrt(a // b) + 1
+
+    def draw(m: int) -> np.ndarray:
+        y = _discrete_laplace_vec(bits, t, 1, m)
+        return y[_gauss_accept_vec(bits, y, a, b, t)]
+
+    return _first_accepted(draw, size, 0.7)
+
+
 def bernoulli_exp(gamma: object, *, seed: int | None = None) -> int:
     """One exact Bernoulli(exp(−γ)) trial for a rational γ ≥ 0 ([CKS20] Alg. 1): 1 or 0.
 
-    A float γ is converted exactly.  Without a seed the bits come from ``secrets``; a seed
-    gives a reproducible, not secure, ``random.Random(seed)`` stream.
+    A float γ is converted exactly.  Without a seed the bits come from the OS CSPRNG; a seed
+    gives a reproducible, not secure, stream.
     """
     g = _rational(gamma, "gamma", zero=True)
-    return _bern_exp(ExactSampler(seed)._below, g.numerator, g.denominator)
-
-
-class _SecureBits:
-    """``below(n)`` from the operating system's CSPRNG, buffered.
-
-    Bits are fetched 32,768 at a time with ``secrets.token_bytes`` and served as 64-bit words;
-    ``below(n)`` takes k = bit_length(n − 1) fresh bits and rejects values ≥ n (exactly
-    uniform).  Bits left in a word too short for a request are discarded, which leaves the
-    served bits independent and uniform (the choice to discard does not look at them).
-    """
-
-    __slots__ = ("_bits", "_left", "_words")
-
-    def __init__(self) -> None:
-        self._words: list[int] = []
-        self._bits = 0
-        self._left = 0
-
-    def _word(self) -> int:
-        if not self._words:
-            self._words = np.frombuffer(secrets.token_bytes(4096), dtype=np.uint64).tolist()
-        return self._words.pop()
-
-    def below(self, n: int) -> int:
-        k = (n - 1).bit_length()
-        if k > 64:
-            while True:
-                r = secrets.randbits(k)
-                if r < n:
-                    return r
-        mask = (1 << k) - 1
-        while True:
-            if self._left < k:
-                self._bits, self._left = self._word(), 64
-            r = self._bits & mask
-            self._bits >>= k
-            self._left -= k
-            if r < n:
-                return r
+    return _bern_exp(BitStream(seed).below, g.numerator, g.denominator)
 
 
 def _as_array(values: list[int]) -> np.ndarray:
@@ -206,27 +356,33 @@ class ExactSampler:
     ----------
     seed : int, optional
         None (default): every bit comes from the operating system's cryptographically secure
-        generator (``secrets.token_bytes``, buffered; ``secrets.randbits`` for draws of more
-        than 64 bits).  An integer: bits come from
-        ``random.Random(seed)``, reproducible bit for bit and **not cryptographically
-        secure** — for tests and benchmarks only.
+        generator (``os.urandom``, buffered).  An integer: bits come from
+        ``numpy.random.PCG64DXSM(seed)``, reproducible bit for bit and **not
+        cryptographically secure** — for tests and benchmarks only.
 
     Notes
     -----
-    Parameters are converted exactly to fractions once per call; the draws themselves use
-    integer comparisons only.  Results are numpy int64 arrays, or object arrays of Python
+    Parameters are converted exactly to fractions once per call.  More than a couple of
+    dozen draws are vectorised over numpy integer arrays when the parameters are within the
+    limits above (a discrete
+    Gaussian σ² below 2^53, a Laplace scale below 2^40, denominators below 2^20: every grid
+    calibration's are), and otherwise use the scalar algorithms in Python integers; both are
+    exact.  Results are numpy int64 arrays, or object arrays of Python
     ints when a value exceeds the int64 range.
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        if seed is None:
-            self._below: Below = _SecureBits().below
-        else:
-            if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-                raise InvalidParameterError(f"seed must be an integer or None, got a value of type "
-                                            f"{type(seed).__name__}")
-            self._below = random.Random(int(seed)).randrange
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+            raise InvalidParameterError(f"seed must be an integer or None, got a value of type "
+                                        f"{type(seed).__name__}")
+        self._bits = BitStream(None if seed is None else int(seed))
         self.secure = seed is None
+
+    def uniform(self, n: int, size: int) -> np.ndarray:
+        """``size`` exactly uniform int64 values in {0, …, n − 1} (1 ≤ n < 2^63)."""
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) < 2**63:
+            raise InvalidParameterError(f"n must be an integer in [1, 2^63), got {n!r}")
+        return self._bits.below_array(int(n), _size(size))
 
     def discrete_laplace(self, t: object, size: object = 1) -> np.ndarray:
         """``size`` independent draws with P[x] = (1 − e^{−1/t})/(1 + e^{−1/t})·e^{−|x|/t}.
@@ -240,8 +396,10 @@ class ExactSampler:
         """
         scale = _rational(t, "t")
         n = _size(size)
-        below, num, den = self._below, scale.numerator, scale.denominator
-        return _as_array([_discrete_laplace(below, num, den) for _ in range(n)])
+        num, den = scale.numerator, scale.denominator
+        if n > _SCALAR_AT_MOST and num < _LAPLACE_LIMIT and den < _DEN_LIMIT:
+            return _discrete_laplace_vec(self._bits, num, den, n)
+        return _as_array([_discrete_laplace(self._bits.below, num, den) for _ in range(n)])
 
     def discrete_gaussian(self, sigma2: object, size: object = 1) -> np.ndarray:
         """``size`` independent draws with P[x] ∝ exp(−x²/(2σ²)) on ℤ ([CKS20] Alg. 3).
@@ -256,9 +414,24 @@ class ExactSampler:
         var = _rational(sigma2, "sigma2")
         n = _size(size)
         a, b = var.numerator, var.denominator
+        if n > _SCALAR_AT_MOST and a < _GAUSS_LIMIT and b < _DEN_LIMIT:
+            return _discrete_gaussian_vec(self._bits, a, b, n)
         t = math.isqrt(a // b) + 1  # ⌊σ⌋ + 1, exactly: ⌊√x⌋ = isqrt(⌊x⌋)
-        bt, den, below = b * t, 2 * a * b * t * t, self._below
+        bt, den, below = b * t, 2 * a * b * t * t, self._bits.below
         return _as_array([_discrete_gaussian(below, a, b, t, bt, den) for _ in range(n)])
+
+
+def sampler_for(rng: np.random.Generator) -> ExactSampler:
+    """The exact sampler a mechanism's generator stands for.
+
+    A :class:`dpopt.privacy.rng.SecureGenerator` (what an unseeded run gets) gives a secure
+    sampler that reads the operating system's CSPRNG and never the generator's stream; any
+    other generator (a seeded run) gives a reproducible, not secure, sampler seeded from one
+    64-bit draw of that generator, so a seeded run is reproducible bit for bit.
+    """
+    if getattr(rng, "secure", False):
+        return ExactSampler(None)
+    return ExactSampler(int(rng.integers(0, 2**63)))
 
 
 # --- probability mass functions (floating point; for tests and reports, not for sampling) ---

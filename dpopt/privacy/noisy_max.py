@@ -4,15 +4,19 @@ Private Frank–Wolfe over a polytope (Talwar–Thakurta–Zhang 2014, Alg. 4)
 selects one vertex per step with a noisy argmin of the scores
 ``⟨s, ∇L(θ_t; D)⟩``.  Every score has sensitivity Δ (from declared bounds), and
 the scores of different vertices may move in *opposite* directions between
-neighbours (they are not monotone, unlike counting queries).  Per step:
+neighbours (they are not monotone, unlike counting queries).  The scores are
+rounded onto a public grid γ and the selection is calibrated to the grid-adjusted
+sensitivity Δ' = (⌊Δ/γ⌋ + B)·γ ≤ Δ + B·γ (B blocks; :mod:`dpopt.privacy.exact_selection`,
+which also samples both rules exactly and proves their guarantees).  Per step:
 
-``"laplace"`` — report-noisy-max with i.i.d. Laplace(2Δ/ε₀) noise
-    is ε₀-DP (Dwork & Roth 2014, Claim 3.9 is stated for monotone counting
-    queries with Lap(1/ε); for non-monotone scores of sensitivity Δ the
-    threshold a candidate must beat moves by up to 2Δ, hence the scale 2Δ/ε₀).
-    Pure ε₀-DP implies (ε₀²/2)-zCDP (Bun & Steinke 2016, Prop. 3.3).
-``"gumbel"`` — the exponential mechanism with weights ``exp(−ε₀·score/(2Δ))``,
-    sampled exactly as a Gumbel(2Δ/ε₀) noisy argmin (McSherry & Talwar 2007).
+``"laplace"`` — report-noisy-min with i.i.d. discrete Laplace noise of scale
+    2Δ'/ε₀ on the integer scores, random tie-breaking: ε₀-DP (the threshold a
+    candidate must beat moves by up to 2Δ' for non-monotone scores; Dwork & Roth
+    2014, Claim 3.9 is the monotone, continuous case).  Pure ε₀-DP implies
+    (ε₀²/2)-zCDP (Bun & Steinke 2016, Prop. 3.3).
+``"gumbel"`` — the exponential mechanism with weights ``exp(−ε₀·score/(2Δ'))``
+    (McSherry & Talwar 2007), sampled exactly by rejection with exact
+    Bernoulli(exp(−x)) trials (the name recalls the Gumbel-max form it had).
     It is ε₀-DP and ε₀-bounded-range, hence (ε₀²/8)-zCDP (Durfee & Rogers
     2019; Cesar & Rogers 2021, Lemma 3.2) — four times less zCDP than pure DP.
 
@@ -33,12 +37,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
 
-__all__ = ["NoisyMaxBudget", "Selection", "noisy_max_budget", "resolve_selection"]
+__all__ = ["NoisyMaxBudget", "Selection", "float_up", "noisy_max_budget", "resolve_selection"]
 
 Selection = Literal["laplace", "gumbel"]
 #: zCDP of one ε₀ step, as a multiple of ε₀²: pure DP (Laplace) and bounded range (Gumbel).
@@ -78,8 +83,15 @@ class NoisyMaxBudget:
     composition: str
 
     def scale(self, sensitivity: float) -> float:
-        """Noise scale ``2Δ/ε₀`` (Laplace b or Gumbel β) for score sensitivity Δ."""
-        return 2.0 * sensitivity / self.step_epsilon
+        """Noise scale ``2Δ/ε₀`` (Laplace b or the exponential mechanism's β) for score
+        sensitivity Δ, rounded up to a float (never below the exact quotient)."""
+        return float_up(Fraction(2) * Fraction(sensitivity) / Fraction(self.step_epsilon))
+
+
+def float_up(value: Fraction) -> float:
+    """The smallest float ≥ ``value`` (a rational)."""
+    out = float(value)
+    return math.nextafter(out, math.inf) if Fraction(out) < value else out
 
 
 def noisy_max_budget(epsilon: float, delta: float, steps: int, selection: str) -> NoisyMaxBudget:

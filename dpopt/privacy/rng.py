@@ -17,9 +17,27 @@ import numpy as np
 
 from dpopt.errors import PrivacyParameterError
 
-__all__ = ["SeedInfo", "make_rng"]
+__all__ = ["NoiseGenerator", "SecureGenerator", "SeedInfo", "make_rng"]
 
 _BIT_GENERATOR = "PCG64DXSM"
+
+
+class NoiseGenerator(np.random.Generator):
+    """The generator a run draws from: a numpy ``Generator`` that can also hold the run's
+    exact noise streams (:meth:`dpopt.privacy.grid.GridNoise.units` buffers its draws here,
+    one stream per law, so a mechanism that draws a few values per step pays for large
+    vectorised batches).  A seeded run's exact draws are seeded from it, reproducibly."""
+
+    secure = False
+
+
+class SecureGenerator(NoiseGenerator):
+    """The generator of an unseeded run: float work that is never released (e.g. a solver's
+    start) uses its PCG64DXSM stream, and it marks the run as secure, so that every exact
+    noise draw (:func:`dpopt.privacy.exact.sampler_for`) reads the operating system's
+    CSPRNG instead of that stream."""
+
+    secure = True
 
 
 @dataclass(frozen=True)
@@ -103,7 +121,7 @@ def make_rng(
     """
     if seed is None:
         entropy = secrets.randbits(128)
-        gen = np.random.Generator(np.random.PCG64DXSM(np.random.SeedSequence(entropy)))
+        gen = SecureGenerator(np.random.PCG64DXSM(np.random.SeedSequence(entropy)))
         del entropy
         return gen, SeedInfo(user_seeded=False, seed=None, bit_generator=_BIT_GENERATOR)
     if isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
@@ -120,7 +138,7 @@ def make_rng(
             bit_generator=_BIT_GENERATOR,
             spawn_key=tuple(int(k) for k in seed.spawn_key),
         )
-        return np.random.Generator(np.random.PCG64DXSM(seed)), info
+        return NoiseGenerator(np.random.PCG64DXSM(seed)), info
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
         raise PrivacyParameterError(
             "seed must be a non-negative int, a numpy.random.SeedSequence or None, "
@@ -129,5 +147,5 @@ def make_rng(
     value = int(seed)
     if value < 0:
         raise PrivacyParameterError(f"seed must be a non-negative int, got {value}")
-    gen = np.random.Generator(np.random.PCG64DXSM(np.random.SeedSequence(value)))
+    gen = NoiseGenerator(np.random.PCG64DXSM(np.random.SeedSequence(value)))
     return gen, SeedInfo(user_seeded=True, seed=value, bit_generator=_BIT_GENERATOR)

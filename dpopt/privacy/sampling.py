@@ -1,19 +1,30 @@
-"""Noise samplers for private mechanisms.
+"""Floating-point noise samplers, for noise that is never released directly.
 
 Every sampler takes an explicit :class:`numpy.random.Generator` (make one with
-:func:`dpopt.privacy.rng.make_rng`, which seeds it from the OS CSPRNG by default)
-and returns float64 arrays.  Scales are public (they come from calibration), so
-error messages may print them.
+:func:`dpopt.privacy.rng.make_rng`) and returns float64 arrays drawn from that generator's
+stream.  Scales are public (they come from calibration), so error messages may print them.
 
-Floating-point caveat
----------------------
-These are ordinary floating-point samplers.  Mironov (CCS 2012) showed that the
-set of doubles a textbook Laplace sampler can output depends on the centre, so
-an adversary who sees the *exact* bits of ``value + noise`` can in principle
-distinguish neighbours; the same concern applies to the Gaussian.  dpopt releases
-solutions of optimisation problems, not raw noisy values, but a mechanism that
-publishes a noisy statistic directly should round its output (e.g. snap to a grid
-coarser than the noise's resolution) before release.
+Where these samplers are (and are not) used
+-------------------------------------------
+A floating-point release ``value + noise`` leaks through its low-order bits: the set of
+doubles it can take depends on the centre (Mironov [Mir12]; Jin et al., IEEE S&P 2022).
+dpopt therefore releases **every** additive value — a value plus noise that leaves a
+mechanism or feeds a later step — through :mod:`dpopt.privacy.grid`: rounded onto a public
+power-of-two grid, with exact discrete Laplace or discrete Gaussian noise from
+:mod:`dpopt.privacy.exact`, whose draws read the OS CSPRNG in an unseeded run.  Selections
+use :mod:`dpopt.privacy.exact_selection`.
+
+The samplers here remain only for
+
+* noise that stays *inside an objective* and is never released: objective perturbation's
+  linear term, OPDisc's η, RSPM's separator weights, OPSamp's exponential perturbations.
+  The release is then a minimiser (a function of the noise and the data), and the
+  mechanism's proof bounds the law of that minimiser for the continuous noise; the float
+  law only approximates it, a residual each mechanism's docstring states;
+* benchmarks and experiments (e.g. :mod:`dpopt.bench.noise` compares them with the exact
+  samplers).
+
+Do not add one of these draws to a value that is released.
 """
 
 from __future__ import annotations

@@ -42,6 +42,14 @@ budget by bisection and return the end of the bracket that meets the target.
 A uniformly random choice of candidate keeps Q's guarantee: the Rényi divergence (or the
 hockey-stick divergence) of a mixture with public, data-independent weights is at most the
 largest one of its components, and the index is part of Q's output.
+
+Sampling K (:func:`sample_trials`) reads the exact sampler's bits
+(:func:`dpopt.privacy.exact.sampler_for`; an unseeded run's are the OS CSPRNG's): the
+geometric law by exact Bernoulli(γ) trials (γ is a float, i.e. an exact dyadic rational,
+compared bit by bit with uniform integers), so K has exactly the law the bounds use; the
+other truncated negative binomial laws by inversion of their float64 CDF at an exact
+53-bit uniform, whose law differs from D_{η,γ} only by float64 rounding of the CDF (K is
+not released, and its law does not depend on the data).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -56,9 +65,10 @@ from scipy.optimize import minimize_scalar
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.exact import ExactSampler, sampler_for
 
 __all__ = [
-    "CandidateBudget", "STOPPING_RULES", "Stopping", "StoppingLaw", "calibrate_selection",
+    "CandidateBudget", "STOPPING_RULES", "Stopping", "StoppingLaw", "bernoulli_dyadic", "calibrate_selection",
     "liu_talwar_epsilon", "ps22_candidate_mu", "ps22_epsilon", "ps22_rdp", "sample_trials",
     "stopping_law", "tnb_mean",
 ]
@@ -215,23 +225,62 @@ def stopping_law(expected_trials: float, shape: float = 1.0) -> StoppingLaw:
     return StoppingLaw(gamma, eta, tnb_mean(gamma, eta))
 
 
-def sample_trials(rng: np.random.Generator, law: StoppingLaw) -> int:
-    """Draw K ~ D_{η,γ} (PS22 Def. 1) on {1, 2, ...}.
+def sample_trials(source: ExactSampler | np.random.Generator, law: StoppingLaw) -> int:
+    """Draw K ~ D_{η,γ} (PS22 Def. 1) on {1, 2, ...} from an exact sampler's bits.
 
-    η = 1: geometric; η = 0: logarithmic (``Generator.logseries(1 − γ)``); otherwise a
-    negative binomial NB(η, γ) conditioned on K ≥ 1 by rejection (the number of
-    rejections depends on γ and η only).
+    η = 1: geometric, exactly (K = the index of the first success of Bernoulli(γ) trials,
+    each decided by :func:`bernoulli_dyadic`); other η: inversion of the CDF
+    P[K = 1] = (1 − γ)η/(γ^{−η} − 1) (η = 0: (1 − γ)/log(1/γ)),
+    P[K = k + 1] = P[K = k]·(1 − γ)(k + η)/(k + 1), in float64 at an exact 53-bit uniform.
+    A numpy Generator is first turned into its sampler (:func:`sampler_for`).
     """
+    sampler = source if isinstance(source, ExactSampler) else sampler_for(source)
     if law.gamma >= 1.0:
         return 1
     if law.shape == 1.0:
-        return int(rng.geometric(law.gamma))
-    if law.shape == 0.0:
-        return int(rng.logseries(1.0 - law.gamma))
-    while True:
-        k = int(rng.negative_binomial(law.shape, law.gamma))
-        if k >= 1:
-            return k
+        g = Fraction(law.gamma)
+        exponent = g.denominator.bit_length() - 1  # a float's denominator is a power of two
+        if exponent <= 62:  # 64 trials per call: the index of the first success
+            k = 0
+            while True:
+                hits = np.flatnonzero(sampler.uniform(1 << exponent, 64) < g.numerator)
+                if hits.size:
+                    return k + int(hits[0]) + 1
+                k += 64
+        k = 1
+        while not bernoulli_dyadic(sampler, g.numerator, exponent):
+            k += 1
+        return k
+    return _tnb_inverse(int(sampler.uniform(1 << 53, 1)[0]) * 2.0**-53, law)
+
+
+def bernoulli_dyadic(sampler: ExactSampler, num: int, exponent: int) -> bool:
+    """Exactly Bernoulli(num/2^e) for 0 ≤ num ≤ 2^e: is an e-bit uniform integer U < num?
+    U is drawn 62 bits at a time, most significant first, stopping once the comparison is decided."""
+    left = exponent
+    while left > 0:
+        k = min(left, 62)
+        left -= k
+        u = int(sampler.uniform(1 << k, 1)[0])
+        chunk = (num >> left) & ((1 << k) - 1) if num < (1 << exponent) else (1 << k)
+        if u != chunk:
+            return u < chunk
+    return False
+
+
+def _tnb_inverse(u: float, law: StoppingLaw) -> int:
+    """The smallest k with P[K ≤ k] > u under D_{η,γ} (float64; stops where the mass underflows)."""
+    q, eta = 1.0 - law.gamma, law.shape
+    if eta == 0.0:
+        p = q / -math.log(law.gamma)
+    else:
+        p = q * eta / math.expm1(-eta * math.log(law.gamma))
+    k, cdf = 1, p
+    while cdf <= u and p > 0.0:
+        p *= q * (k + eta) / (k + 1)
+        k += 1
+        cdf += p
+    return k
 
 
 # ----------------------------------------------------------------------------- Liu & Talwar

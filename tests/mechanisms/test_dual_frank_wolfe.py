@@ -114,7 +114,10 @@ def test_selection_space_factorizes_the_exponential_mechanism():
     space = SelectionSpace(F, lam, 100)
     theta = np.array([0.5, -0.2, 0.1])
     rng = np.random.default_rng(0)
-    draws = np.array([space.select(theta, lambda shape: -rng.gumbel(0.0, scale, shape)) for _ in range(40_000)])
+    def gumbel_rows(scores):  # the continuous Gumbel-max form of the exponential mechanism, per block
+        return np.argmin(scores - rng.gumbel(0.0, scale, scores.shape), axis=1)
+
+    draws = np.array([space.select(theta, gumbel_rows) for _ in range(40_000)])
     verts = np.array(list(itertools.product((1.0, -1.0), repeat=3)))
     weights = np.exp(verts @ theta * lam / scale)
     expected = weights / weights.sum()
@@ -191,10 +194,8 @@ class ThirdRecoveryNoise(DualFrankWolfe):
     def plan(self, problem, options=None):
         import dataclasses
 
-        from dpopt.mechanisms.base import NoiseSpec
-
         p = super().plan(problem, options)
-        return dataclasses.replace(p, recovery=NoiseSpec(p.recovery.kind, p.recovery.scale / 3))
+        return dataclasses.replace(p, recovery=p.recovery.scaled(1 / 3))
 
 
 def _runner(cls, release):

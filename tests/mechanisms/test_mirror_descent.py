@@ -203,19 +203,24 @@ def test_structured_sets_run_within_bound(constraint):
 def test_release_reports_both_sigmas_and_accountant_never_larger():
     prob, _ = _logistic_problem(lambda th: dp.Simplex(th), n=500)
     for mode in ("paper", "accountant"):
-        for acc in ("analytic", "rdp", "pld"):
+        for acc in ("zcdp", "rdp"):
             r = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, mode=mode, accountant=acc,
                                         ledger=dp.Ledger()).run(prob, seed=0)
             P_ = r.parameters
             assert P_["mode"] == mode and P_["accountant"] == acc
             assert P_["noise_scale_accountant"] <= P_["noise_scale_paper"]
-            assert P_["noise_scale"] == P_["noise_scale_paper" if mode == "paper" else "noise_scale_accountant"]
+            chosen = P_["noise_scale_paper" if mode == "paper" else "noise_scale_accountant"]
+            # σ as drawn: the chosen σ rounded up onto the grid (σ²/γ² an integer), by well under 1e-6
+            assert chosen <= P_["noise_scale"] <= chosen * (1 + 1e-6)
             assert P_["sensitivity_l2"] == pytest.approx(2 * 1.0 / 500)
             assert "noise_scale_paper" in r.summary() and r.private
-    # the default is the exact μ-GDP calibration, below the RDP one (tests/unit/test_privacy_profiles.py)
+    # the default is the zCDP calibration, below the RDP one (same Rényi curve, finer orders)
     default = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, ledger=dp.Ledger()).plan(prob).parameters
     rdp = dp.PrivateMirrorDescent(1.0, 1e-6, steps=50, accountant="rdp", ledger=dp.Ledger()).plan(prob).parameters
-    assert default["accountant"] == "analytic" and default["noise_scale"] < rdp["noise_scale"]
+    assert default["accountant"] == "zcdp" and default["noise_scale"] <= rdp["noise_scale"]
+    for refused in ("analytic", "pld"):  # the continuous Gaussian's analyses: refused, nothing charged
+        with pytest.raises(MechanismError, match="discrete Gaussian"):
+            dp.PrivateMirrorDescent(1.0, 1e-6, accountant=refused)
 
 
 # ---------------------------------------------------------------------------
@@ -240,14 +245,14 @@ class CutNoise(dp.PrivateMirrorDescent):
 
     def plan(self, problem, options=None):
         p = super().plan(problem, options)
-        return dataclasses.replace(p, sigma=p.sigma / self.factor)
+        return dataclasses.replace(p, noise=p.noise.scaled(1 / self.factor))
 
 
 def _runner(cls):
     def run(data, seed):
         th = dp.Variable(1)
         prob = dp.Problem(HuberLoss(data, th, h=H), constraint=dp.L2Ball(th, 0.5))
-        mech = cls(EPS, DELTA, steps=T, learning_rate=1.0, potential="euclidean", accountant="pld",
+        mech = cls(EPS, DELTA, steps=T, learning_rate=1.0, potential="euclidean",
                    ledger=dp.Ledger())
         return mech.run(prob, seed=seed).theta
     return run

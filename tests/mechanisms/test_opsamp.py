@@ -38,7 +38,10 @@ def test_plan_uses_the_corrected_constants():
     gamma = math.sqrt(math.log(4 * 3 / 1e-6) / 100)
     assert plan.gamma == pytest.approx(gamma)
     lam = 2 * 3 * 8 * gamma + 250 * 1e-4 * 1.0 * 9 * 64
-    assert plan.sensitivity == pytest.approx(min(lam, d1)) and plan.laplace_scale == plan.sensitivity
+    assert plan.sensitivity == pytest.approx(min(lam, d1))
+    # the discrete Laplace on the grid: b = s·t ≥ λ/ε, and rounding costs at most 2^-8 of λ (plus one step of t)
+    assert plan.sensitivity <= plan.laplace_scale <= plan.sensitivity * (1 + 2**-8) + plan.grid_step
+    assert (plan.laplace_scale / plan.grid_step).is_integer()
     # the default m follows γ: m = ⌈ln(4d/δ)/(2γ²)⌉
     default = dp.OPSamp(1.0, 1e-6).constants(problem)
     g0 = min(1.0, math.sqrt(1 / 400) * 3**1.25 * math.sqrt(d2))

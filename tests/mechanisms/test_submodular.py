@@ -279,7 +279,7 @@ class ThirdNoiseSubmodular(SubmodularOutputPerturbation):
     def plan(self, problem, options=None):
         p = super().plan(problem, options)
         o = p.output_noise
-        return dataclasses.replace(p, output_noise=NoiseSpec(o.kind, o.scale / 3))
+        return dataclasses.replace(p, output_noise=o.scaled(1 / 3))
 
 
 def _output_runner(cls):

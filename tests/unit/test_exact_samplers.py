@@ -8,8 +8,8 @@ has power: the same draws are rejected against a mutant distribution with a diff
 from __future__ import annotations
 
 import math
+import os
 import random
-import secrets
 from fractions import Fraction
 
 import mpmath
@@ -23,7 +23,9 @@ from dpopt.privacy.exact import (
     ExactSampler,
     bernoulli_exp,
     discrete_gaussian_delta,
+    discrete_gaussian_pmf,
     discrete_laplace_epsilon,
+    discrete_laplace_pmf,
 )
 
 REJECT = 1e-4  # p-value below which a fit is rejected
@@ -82,6 +84,21 @@ def test_discrete_laplace_fits_its_pmf_and_not_a_wider_one(t: object) -> None:
     assert _chi2_pvalue(draws, _laplace_pmf(support, 1.5 * tt), support) < REJECT
 
 
+@pytest.mark.parametrize("law", ["gaussian", "laplace"])
+def test_small_calls_take_the_scalar_path_and_fit_the_same_law(law: str) -> None:
+    """Calls of a few draws (what one release of a low-dimensional vector asks for) use the scalar
+    algorithms; 150 calls of 20 draws must fit the pmf like one vectorised call does."""
+    sampler = ExactSampler(seed=21)
+    if law == "gaussian":
+        draws = np.concatenate([sampler.discrete_gaussian(Fraction(37, 3), 20) for _ in range(150)])
+        pmf_of = lambda x: _gauss_pmf(x, 37 / 3)  # noqa: E731
+    else:
+        draws = np.concatenate([sampler.discrete_laplace(Fraction(5, 2), 20) for _ in range(150)])
+        pmf_of = lambda x: _laplace_pmf(x, 2.5)  # noqa: E731
+    support = _support(draws.size, pmf_of, 60)
+    assert _chi2_pvalue(draws, pmf_of(support), support) > REJECT
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sigma2", [Fraction(1, 5), 3, 400, Fraction(10**6, 7)])
 def test_discrete_gaussian_fits_its_pmf_over_many_draws(sigma2: object) -> None:
@@ -128,29 +145,39 @@ def test_mean_and_variance_match_the_exact_moments() -> None:
     assert abs(draws.var() - var) < 5 * var * math.sqrt(5.0 / n)  # Laplace kurtosis ≈ 6
 
 
-@pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 3), 1, Fraction(5, 2), 0.75])
+@pytest.mark.parametrize("gamma", [0, 0.3, 1, 2.5, 40, Fraction(1, 3)])
 def test_bernoulli_exp_has_success_probability_exp_minus_gamma(gamma: object) -> None:
-    n = 3000
-    p = math.exp(-float(gamma))  # type: ignore[arg-type]
+    """A binomial test against exp(−γ), and (power) a rejection of exp(−1.1γ) by the same trials."""
+    n = 10_000
+    g = float(gamma)  # type: ignore[arg-type]
     hits = sum(bernoulli_exp(gamma, seed=s) for s in range(n))
-    assert abs(hits - n * p) <= 5 * math.sqrt(n * p * (1 - p)) + 1e-9
+    assert stats.binomtest(hits, n, math.exp(-g)).pvalue > REJECT
+    if 0.0 < g < 10.0:  # a sampler off by 10% in γ is caught (at γ = 40 both laws give 0 hits)
+        assert stats.binomtest(hits, n, math.exp(-1.1 * g)).pvalue < REJECT
 
 
-def test_the_secure_default_draws_from_secrets_and_no_seeded_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+def _patch_os_entropy(monkeypatch: pytest.MonkeyPatch, source: object) -> None:
+    """Route every OS entropy entry point through ``source(n) -> bytes``: ``os.urandom`` and the
+    ``_urandom`` that ``random.SystemRandom`` (hence ``secrets.token_bytes``/``randbits``) reads."""
+    monkeypatch.setattr(os, "urandom", source)
+    monkeypatch.setattr(random, "_urandom", source)
+
+
+def test_the_secure_default_reads_the_os_and_no_seeded_stream(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a seeded stream was used")
 
-    for name in ("default_rng", "PCG64", "PCG64DXSM", "Generator"):
+    for name in ("default_rng", "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "Generator"):
         monkeypatch.setattr(np.random, name, refuse)
     monkeypatch.setattr(random, "Random", refuse)
     calls = {"bytes": 0}
-    real = secrets.token_bytes
+    real = os.urandom
 
     def counted(n: int) -> bytes:
-        calls["bytes"] += 1
+        calls["bytes"] += n
         return real(n)
 
-    monkeypatch.setattr(secrets, "token_bytes", counted)
+    _patch_os_entropy(monkeypatch, counted)
     sampler = ExactSampler()
     assert sampler.secure
     draws = sampler.discrete_gaussian(50, 200)
@@ -159,29 +186,35 @@ def test_the_secure_default_draws_from_secrets_and_no_seeded_stream(monkeypatch:
     assert draws.dtype == np.int64 and draws2.dtype == np.int64 and draws.size == draws2.size == 200
 
 
-def test_every_bit_of_the_secure_default_comes_from_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ``secrets.token_bytes`` replaced by a fixed byte stream the secure sampler's output is
-    a function of that stream alone (the same stream twice, the same draws; another, others)."""
+def test_every_bit_of_the_secure_default_comes_from_the_os(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the OS entropy replaced by a fixed byte stream the secure sampler's output is a
+    function of that stream alone (the same stream twice, the same draws; another, others)."""
     def draws(stream_seed: int) -> list[int]:
         stream = random.Random(stream_seed)
-        monkeypatch.setattr(secrets, "token_bytes", stream.randbytes)
+        _patch_os_entropy(monkeypatch, stream.randbytes)
         sampler = ExactSampler()
         return [*sampler.discrete_gaussian(Fraction(1000, 3), 50).tolist(),
-                *sampler.discrete_laplace(2, 50).tolist()]
+                *sampler.discrete_laplace(2, 50).tolist(), bernoulli_exp(Fraction(1, 2))]
 
     assert draws(1) == draws(1)
     assert draws(1) != draws(2)
 
 
 def test_a_seeded_run_is_reproducible_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(secrets, "token_bytes", lambda n: (_ for _ in ()).throw(AssertionError("secrets used")))
+    def refuse(n: int) -> bytes:
+        raise AssertionError("the OS entropy was read by a seeded sampler")
+
+    _patch_os_entropy(monkeypatch, refuse)
     a = ExactSampler(seed=2024)
     b = ExactSampler(seed=2024)
     assert not a.secure
-    first = (a.discrete_gaussian(Fraction(10**6, 3), 300), a.discrete_laplace(0.3, 300))
-    second = (b.discrete_gaussian(Fraction(10**6, 3), 300), b.discrete_laplace(0.3, 300))
-    assert all(np.array_equal(x, y) for x, y in zip(first, second, strict=True))
+    first = (a.discrete_gaussian(Fraction(10**6, 3), 300), a.discrete_laplace(0.3, 300),
+             a.discrete_gaussian(10**12, 300))
+    second = (b.discrete_gaussian(Fraction(10**6, 3), 300), b.discrete_laplace(0.3, 300),
+              b.discrete_gaussian(10**12, 300))
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(first, second, strict=True))
     assert not np.array_equal(first[0], ExactSampler(seed=2025).discrete_gaussian(Fraction(10**6, 3), 300))
+    assert [bernoulli_exp(0.5, seed=s) for s in range(64)] == [bernoulli_exp(0.5, seed=s) for s in range(64)]
 
 
 def test_huge_scales_return_exact_python_integers() -> None:
@@ -224,7 +257,8 @@ def _pld_delta(epsilon: float, sensitivity: int, sigma2: float) -> float:
 
 
 @pytest.mark.parametrize(("epsilon", "sensitivity", "sigma2"),
-                         [(0.5, 1, 1.0), (1.0, 2, 4.0), (0.0, 1, 2.5), (2.0, 1, 0.3), (0.3, 3, 20.0)])
+                         [(0.5, 1, 1.0), (1.0, 2, 4.0), (0.0, 1, 2.5), (2.0, 1, 0.3), (0.3, 3, 20.0),
+                          (1.0, 3, 100.0), (2.0, 3, 7.5), (0.1, 1, 1000.0), (1.0, 1, 1178.0)])
 def test_discrete_gaussian_delta_matches_the_direct_privacy_loss_sum(epsilon: float, sensitivity: int,
                                                                     sigma2: float) -> None:
     expected = _pld_delta(epsilon, sensitivity, sigma2)
@@ -261,3 +295,136 @@ def test_discrete_laplace_epsilon_is_the_worst_log_ratio_of_its_pmf() -> None:
         p = _laplace_pmf(xs, float(t))
         worst = float(np.max(np.log(p[sensitivity:] / p[:-sensitivity])))  # shifted by Δ
         assert discrete_laplace_epsilon(sensitivity, t) == pytest.approx(worst, rel=1e-9)
+
+
+# --- binned χ² over many draws: the cells' probabilities from an exact cdf ------------------
+
+FAST_DRAWS = 20_000  # well under a second per law in the default run
+SLOW_DRAWS = 1_000_000
+
+
+def _gauss_below(edges: np.ndarray, sigma2: float) -> np.ndarray:
+    """P[X < e] of N_ℤ(0, σ²) at the integers ``edges``.
+
+    Up to σ² = 10^8 by direct summation of exp(−x²/(2σ²)) over |x| ≤ 40σ (the neglected
+    mass is below 1e-340).  Beyond, by the midpoint rule P[X < e] = Φ((e − ½)/σ): the
+    normaliser Σ_ℤ exp(−x²/(2σ²)) equals σ√(2π)(1 + 2Σ_m exp(−2π²σ²m²)) (Poisson summation;
+    the correction underflows for σ ≥ 1), and the midpoint rule errs by at most
+    max|f''|/24 ≤ 1/(12σ²) per unit cell of f = exp(−x²/(2σ²)), i.e. by less than
+    1/σ² ≤ 1e-8 on any probability here — far below what 10^6 draws can see.
+    """
+    sigma = math.sqrt(sigma2)
+    if sigma2 > 1e8:
+        return np.asarray(stats.norm.cdf((edges - 0.5) / sigma), dtype=float)
+    reach = int(40 * sigma) + 40
+    xs = np.arange(-reach, reach + 1, dtype=float)
+    weights = np.exp(-xs * xs / (2.0 * sigma2))
+    cdf = np.cumsum(weights) / weights.sum()
+    return np.asarray(cdf[np.clip(edges.astype(np.int64) - 1 + reach, 0, 2 * reach)], dtype=float)
+
+
+def _laplace_below(edges: np.ndarray, t: float) -> np.ndarray:
+    """P[X < e] of the discrete Laplace of scale t at the integers ``edges``, in closed form:
+    q^{1−e}/(1 + q) for e ≤ 0 and 1 − q^e/(1 + q) for e ≥ 1, q = e^{−1/t}."""
+    q = math.exp(-1.0 / t)
+    e = edges.astype(float)
+    return np.where(e <= 0, q ** (1.0 - e) / (1.0 + q), 1.0 - q**e / (1.0 + q))
+
+
+def _binned_pvalue(draws: np.ndarray, edges: np.ndarray, below: np.ndarray) -> float:
+    """χ² p-value of ``draws`` in the cells (−∞, e₁), [e₁, e₂), …, [e_m, ∞) whose exact
+    probabilities follow from ``below`` = P[X < e_i]."""
+    probs = np.diff(np.concatenate(([0.0], below, [1.0])))
+    expected = probs * draws.size
+    assert expected.min() >= 5.0, "a cell expects fewer than 5 draws: coarser edges are needed"
+    observed = np.bincount(np.searchsorted(edges, draws.astype(float), side="right"), minlength=edges.size + 1)
+    return float(stats.chisquare(observed, expected).pvalue)
+
+
+def _edges(quantile: object, scale: float, cells: int) -> np.ndarray:
+    """Integer cell edges at the quantiles of a continuous law of this scale (``quantile`` is its ppf)."""
+    qs = np.linspace(0.0, 1.0, cells + 1)[1:-1]
+    return np.unique(np.round(quantile(qs) * scale))  # type: ignore[operator]
+
+
+GAUSS_SCALES = [Fraction(1, 2), 2, Fraction(37, 3), 30.25, 10**6, Fraction(10**6, 7), 10**12, Fraction(10**12, 3),
+                Fraction(10**15, 7)]  # the last beyond 2^40: a sampler may take another code path there
+
+
+def _gauss_fit(sigma2: object, n: int, seed: int) -> tuple[float, float]:
+    """(p-value of the true law, p-value of σ² × 1.1) for n seeded draws."""
+    draws = ExactSampler(seed=seed).discrete_gaussian(sigma2, n)
+    s2 = float(sigma2)  # type: ignore[arg-type]
+    edges = _edges(stats.norm.ppf, math.sqrt(s2), 40)
+    return (_binned_pvalue(draws, edges, _gauss_below(edges, s2)),
+            _binned_pvalue(draws, edges, _gauss_below(edges, 1.1 * s2)))
+
+
+@pytest.mark.parametrize("sigma2", GAUSS_SCALES)
+def test_discrete_gaussian_fits_its_exact_cdf_at_every_scale(sigma2: object) -> None:
+    """20,000 draws per σ² (rational, float, 10^6 and 10^12) fit the exact law in 40 cells, and
+    the same draws reject the law of σ² × 1.1 (a sampler off by 10% in variance is caught)."""
+    fit, wider = _gauss_fit(sigma2, FAST_DRAWS, seed=17)
+    assert fit > REJECT
+    assert wider < REJECT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigma2", GAUSS_SCALES)
+def test_discrete_gaussian_fits_its_exact_cdf_over_a_million_draws(sigma2: object) -> None:
+    fit, _ = _gauss_fit(sigma2, SLOW_DRAWS, seed=18)
+    assert fit > REJECT
+
+
+LAPLACE_SCALES = [Fraction(1, 3), 1, Fraction(7, 2), 40.5, 10**6, Fraction(10**13, 3)]
+
+
+def _laplace_fit(t: object, n: int, seed: int) -> tuple[float, float]:
+    draws = ExactSampler(seed=seed).discrete_laplace(t, n)
+    tt = float(t)  # type: ignore[arg-type]
+    edges = _edges(stats.laplace.ppf, tt, 40)
+    return (_binned_pvalue(draws, edges, _laplace_below(edges, tt)),
+            _binned_pvalue(draws, edges, _laplace_below(edges, 1.1 * tt)))
+
+
+@pytest.mark.parametrize("t", LAPLACE_SCALES)
+def test_discrete_laplace_fits_its_exact_cdf_at_every_scale(t: object) -> None:
+    fit, wider = _laplace_fit(t, FAST_DRAWS, seed=23)
+    assert fit > REJECT
+    assert wider < REJECT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("t", LAPLACE_SCALES)
+def test_discrete_laplace_fits_its_exact_cdf_over_a_million_draws(t: object) -> None:
+    fit, _ = _laplace_fit(t, SLOW_DRAWS, seed=24)
+    assert fit > REJECT
+
+
+def test_the_midpoint_cdf_used_for_huge_scales_agrees_with_direct_summation() -> None:
+    """The σ² > 10^8 branch of ``_gauss_below`` (midpoint rule) against the direct sum at σ² = 10^6:
+    within the bound 1/σ² its docstring relies on."""
+    edges = np.array([-2500, -1000, -1, 0, 1, 700, 3000])
+    direct = _gauss_below(edges, 1e6)
+    midpoint = np.asarray(stats.norm.cdf((edges - 0.5) / 1000.0))
+    assert np.max(np.abs(direct - midpoint)) < 1.0 / 1e6  # the stated bound 1/σ²
+
+
+def test_the_library_pmfs_are_the_normalised_laws() -> None:
+    """discrete_gaussian_pmf / discrete_laplace_pmf against this file's direct computations."""
+    xs = np.arange(-300, 301)
+    for s2 in (0.5, 37 / 3, 900.0):
+        assert np.allclose(discrete_gaussian_pmf(xs, s2), _gauss_pmf(xs, s2), rtol=1e-12, atol=0)
+    for t in (1 / 3, 3.5, 40.0):
+        assert np.allclose(discrete_laplace_pmf(xs, t), _laplace_pmf(xs, t), rtol=1e-12, atol=0)
+    assert float(np.sum(discrete_gaussian_pmf(np.arange(-20_000, 20_001), 1e6))) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_secure_runs_differ_from_run_to_run() -> None:
+    """Two unseeded samplers (and two calls of one) give different draws: 200 draws at σ² = 10^6
+    coincide with probability below 10^-400."""
+    a, b = ExactSampler(), ExactSampler()
+    first = a.discrete_gaussian(10**6, 200)
+    assert not np.array_equal(first, b.discrete_gaussian(10**6, 200))
+    assert not np.array_equal(first, a.discrete_gaussian(10**6, 200))
+    assert not np.array_equal(a.discrete_laplace(10**6, 200), b.discrete_laplace(10**6, 200))

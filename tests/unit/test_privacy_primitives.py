@@ -361,7 +361,7 @@ def test_make_rng_seed_sequence() -> None:
 @pytest.mark.parametrize(
     "seed",
     [True, False, -1, 1.0, 1.5, "3", np.random.default_rng(0), np.random.PCG64(0), np.bool_(True)],
-    ids=repr,
+    ids=lambda seed: type(seed).__name__ if isinstance(seed, (np.random.Generator, np.random.PCG64)) else repr(seed),
 )
 def test_make_rng_refusals(seed: object) -> None:
     with pytest.raises(PrivacyParameterError, match="seed"):

@@ -161,14 +161,19 @@ def test_exact_gdp_composition_against_dp_accounting_pld(steps, eps, delta):
     assert 0.85 < sigma / rdp < 0.99
 
 
-def test_gaussian_iterative_mechanisms_default_to_the_exact_calibration():
+def test_gaussian_iterative_mechanisms_default_to_the_zcdp_calibration():
+    """Their noise is an exact discrete Gaussian on a grid: the default is zCDP, σ = Δ'√(T/(2ρ)),
+    at most the RDP accountant's σ at the same Δ' (tests/privacy/test_grid_gradients.py)."""
+    from dpopt.privacy.zcdp import zcdp_rho
+
     fw = dp.GaussianFrankWolfe(1.0, 1e-6, steps=50)
     sigma, _ = fw.noise_sigma(1.0, 1000, 50)
-    assert fw.accountant == "analytic"
-    assert sigma == pytest.approx(gaussian_sigma_for_composition(2.0 / 1000, 50, 1.0, 1e-6, "analytic"))
+    assert fw.accountant == "zcdp"
+    reach = 2.0 + 2.0 / 256  # Δ' = 2L + γ√d with d = 1: γ = 2L/256
+    assert sigma == pytest.approx(reach * math.sqrt(50 / (2 * zcdp_rho(1.0, 1e-6))) / 1000)
     old, _ = dp.GaussianFrankWolfe(1.0, 1e-6, steps=50, accountant="rdp").noise_sigma(1.0, 1000, 50)
-    assert sigma < old
-    assert dp.PrivateMirrorDescent(1.0, 1e-6).accountant == "analytic"
+    assert sigma <= old
+    assert dp.PrivateMirrorDescent(1.0, 1e-6).accountant == "zcdp"
 
 
 def test_polytope_selection_defaults_to_gumbel_when_delta_is_positive():

@@ -1,0 +1,76 @@
+"""OutputPerturbation projects its release onto the user's set by default (post-processing).
+
+The noisy grid values can leave the constraint set; with ``project="auto"`` (the default) the
+release is their projection onto C whenever C declares a closed-form projection
+(``exact_projection``), ``project=False`` keeps the grid values, ``project=True`` projects onto
+any set.  Whether a run projects is read from the setting and the set's declaration only.
+"""
+
+import numpy as np
+import pytest
+
+import dpopt as dp
+from dpopt.errors import MechanismError
+
+
+def _logistic(constraint, lam=0.01, n=60, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d)) / np.sqrt(d)
+    data = dp.Dataset(X, np.sign(rng.standard_normal(n)), x_bound=1.0, y_bound=1.0)
+    th = dp.Variable(d)
+    return dp.Problem(dp.LogisticLoss(data, th), constraint=constraint(th) if constraint else None,
+                      regularizer=dp.L2Squared(th, lam))
+
+
+def _on_grid(values, gamma):
+    units = np.asarray(values, dtype=np.float64) / gamma
+    return bool(np.all(units == np.round(units)))
+
+
+@pytest.mark.parametrize("make_set", [lambda th: dp.L2Ball(th, 0.5), lambda th: dp.LinfBall(th, 0.3),
+                                      lambda th: dp.Box(th, -0.2, 0.4)], ids=["l2", "linf", "box"])
+def test_the_default_release_lies_in_the_set_and_is_the_projection_of_the_grid_values(make_set):
+    """λ = 0.01 on n = 60 gives a sensitivity of 3.3: the grid values leave these small sets."""
+    problem = _logistic(make_set)
+    c = problem.constraint
+    left = 0
+    for seed in range(4):
+        default = dp.OutputPerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(problem, solver="scipy", seed=seed)
+        raw = dp.OutputPerturbation(1.0, 1e-6, project=False, ledger=dp.Ledger()).run(problem, solver="scipy",
+                                                                                      seed=seed)
+        assert c.contains(default.theta, tol=1e-12)
+        assert np.array_equal(default.theta, c.project(raw.theta))  # post-processing of the same draw
+        assert _on_grid(raw.theta, raw.parameters["grid_step"])
+        assert default.parameters["projected"] is True and raw.parameters["projected"] is False
+        left += not c.contains(raw.theta, tol=1e-12)
+    assert left  # the check is not vacuous: unprojected releases did leave the set
+
+
+def test_project_true_equals_auto_on_a_set_with_a_closed_form_projection():
+    problem = _logistic(lambda th: dp.L2Ball(th, 0.5))
+    auto = dp.OutputPerturbation(1.0, 0.0, ledger=dp.Ledger()).run(problem, solver="scipy", seed=5)
+    forced = dp.OutputPerturbation(1.0, 0.0, project=True, ledger=dp.Ledger()).run(problem, solver="scipy", seed=5)
+    assert np.array_equal(auto.theta, forced.theta)
+
+
+def test_whether_a_run_projects_is_read_from_declarations():
+    """No set: nothing to project onto; a set without a closed-form projection (a polytope given by
+    vertices) is projected only on request; the decision is in the plan, before the charge."""
+    unconstrained = _logistic(None)
+    polytope = _logistic(lambda th: dp.sets.VertexPolytope(np.vstack([np.eye(3), -np.eye(3)])))
+    ball = _logistic(lambda th: dp.L2Ball(th, 0.5))
+    auto, never, always = (dp.OutputPerturbation(1.0, 1e-6, project=p) for p in ("auto", False, True))
+    assert not polytope.constraint.exact_projection and ball.constraint.exact_projection
+    assert [auto.projects(p) for p in (unconstrained, polytope, ball)] == [False, False, True]
+    assert [never.projects(p) for p in (unconstrained, polytope, ball)] == [False, False, False]
+    assert [always.projects(p) for p in (unconstrained, polytope, ball)] == [False, True, True]
+    assert auto.plan(ball).parameters["projected"] is True
+    assert auto.plan(unconstrained).parameters["projected"] is False
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0, None])
+def test_a_bad_project_setting_is_refused_before_the_charge(bad):
+    ledger = dp.Ledger()
+    with pytest.raises(MechanismError, match="project must be"):
+        dp.OutputPerturbation(1.0, 1e-6, project=bad, ledger=ledger)
+    assert ledger.charges == ()
