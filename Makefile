@@ -12,6 +12,11 @@ $(VENV)/.base: pyproject.toml
 	$(PIP) install -q -e .
 	touch $@
 
+# the demo: dpopt with the sklearn extra, which the README's scikit-learn example needs
+$(VENV)/.demo: $(VENV)/.base
+	$(PIP) install -q -e '.[sklearn]'
+	touch $@
+
 $(VENV)/.test: $(VENV)/.base
 	$(PIP) install -q -e '.[test]'
 	touch $@
@@ -24,7 +29,7 @@ $(VENV)/.docs: $(VENV)/.base
 	$(PIP) install -q -e '.[docs]'
 	touch $@
 
-demo: $(VENV)/.base
+demo: $(VENV)/.demo
 	$(VENV)/bin/dpopt solve models/private_logistic_regression.py --epsilon 1.0 --delta 1e-6
 
 test: $(VENV)/.test

@@ -39,6 +39,7 @@ __version__ = "0.1.0"  # the one version source: pyproject.toml reads it (tool.s
 if TYPE_CHECKING:
     from dpopt import backends, errors, losses, potentials, sets, submodular
     from dpopt.backends.result import Limit
+    from dpopt.mechanisms.adassp import AdaSSP
     from dpopt.mechanisms.base import Mechanism, default_ledger
     from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
     from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe
@@ -60,12 +61,13 @@ if TYPE_CHECKING:
         HingeLoss,
         HuberLoss,
         LogisticLoss,
+        MultinomialLogisticLoss,
         SmoothedHingeLoss,
         SquaredLoss,
     )
     from dpopt.modeling.problem import Problem
     from dpopt.modeling.regularizers import L1Norm, L2Squared
-    from dpopt.modeling.schema import Binary, Categorical, Intercept, Numeric, Schema
+    from dpopt.modeling.schema import Binary, Categorical, Fill, Intercept, Numeric, Schema
     from dpopt.modeling.sets import Box, L1Ball, L2Ball, LinfBall, NonNegative, Simplex
     from dpopt.modeling.variable import Variable
     from dpopt.modeling.zero_one import ZeroOneLoss
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from dpopt.progress import show_progress
 
 __all__ = [
+    "AdaSSP",
     "Binary",
     "Box",
     "Categorical",
@@ -82,6 +85,7 @@ __all__ = [
     "Dataset",
     "DiscreteProblem",
     "DualFrankWolfe",
+    "Fill",
     "GaussianFrankWolfe",
     "HingeLoss",
     "HuberLoss",
@@ -96,6 +100,7 @@ __all__ = [
     "LinfBall",
     "LogisticLoss",
     "Mechanism",
+    "MultinomialLogisticLoss",
     "NonNegative",
     "Numeric",
     "OPDisc",
@@ -131,6 +136,7 @@ _EXPORTS = {
     "Limit": "dpopt.backends.result",
     "Mechanism": "dpopt.mechanisms.base",
     "default_ledger": "dpopt.mechanisms.base",
+    "AdaSSP": "dpopt.mechanisms.adassp",
     "DualFrankWolfe": "dpopt.mechanisms.dual_frank_wolfe",
     "GaussianFrankWolfe": "dpopt.mechanisms.gaussian_frank_wolfe",
     "PolytopeFrankWolfe": "dpopt.mechanisms.polytope_frank_wolfe",
@@ -151,6 +157,7 @@ _EXPORTS = {
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
+    "MultinomialLogisticLoss": "dpopt.modeling.losses",
     "SmoothedHingeLoss": "dpopt.modeling.losses",
     "SquaredLoss": "dpopt.modeling.losses",
     "Problem": "dpopt.modeling.problem",
@@ -160,6 +167,7 @@ _EXPORTS = {
     "Categorical": "dpopt.modeling.schema",
     "Intercept": "dpopt.modeling.schema",
     "Numeric": "dpopt.modeling.schema",
+    "Fill": "dpopt.modeling.schema",
     "Schema": "dpopt.modeling.schema",
     "Box": "dpopt.modeling.sets",
     "L1Ball": "dpopt.modeling.sets",

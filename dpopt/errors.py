@@ -37,6 +37,7 @@ __all__ = [
     "ScriptFailure",
     "SolverError",
     "SolverOptionError",
+    "SpendingWarning",
     "UncertifiedOracleError",
     "UnknownBenchmarkError",
     "UnknownSolverError",
@@ -130,6 +131,15 @@ class BudgetWarning(UserWarning):
     scikit-learn's model selection (``cross_val_score``, ``GridSearchCV``, ...) catches a
     failed fit and records a NaN score unless it is given ``error_score="raise"``; this
     warning makes the refusal visible before the :class:`BudgetExceededError` is raised.
+    """
+
+
+class SpendingWarning(BudgetWarning):
+    """The default ledger's total spending in this process passed a public threshold.
+
+    :class:`~dpopt.privacy.ledger.DefaultLedger` (no budget) warns once per process when the ε
+    it has charged passes :data:`~dpopt.privacy.ledger.SPENDING_WARNING_EPSILON`; it depends only
+    on the amounts charged, never on data.  Fix a budget with ``dp.Ledger(epsilon_budget=...)``.
     """
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         LogisticLoss,
         Loss,
         LossConstants,
+        MultinomialLogisticLoss,
         SmoothedHingeLoss,
         SquaredLoss,
     )
@@ -30,6 +31,7 @@ __all__ = [
     "LogisticLoss",
     "Loss",
     "LossConstants",
+    "MultinomialLogisticLoss",
     "SmoothedHingeLoss",
     "SquaredLoss",
     "ZeroOneLoss",
@@ -39,6 +41,7 @@ _EXPORTS = {
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
+    "MultinomialLogisticLoss": "dpopt.modeling.losses",
     "Loss": "dpopt.modeling.losses",
     "LossConstants": "dpopt.modeling.losses",
     "SmoothedHingeLoss": "dpopt.modeling.losses",

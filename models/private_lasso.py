@@ -25,8 +25,9 @@ epsilon, delta
 radius
     Radius of the ℓ1 ball; the generator's θ* has ‖θ*‖₁ = 1.
 steps
-    T, the number of noisy selections; None takes the paper's
-    T = Γ^{2/3}(nε)^{2/3}/(L₁ radius)^{2/3} (Thm. 5.5) from the declared bounds.
+    T, the number of noisy selections; None takes the T that minimizes the bound
+    2Γ/(T+2) + (selection error at T steps' noise) from the declared bounds
+    (``PolytopeFrankWolfe``'s default; the paper's Thm. 5.5 T is 6–40× larger here).
 selection
     ``"auto"`` (default: Gumbel, the bounded-range exponential mechanism, when δ > 0;
     Laplace for δ = 0), ``"laplace"`` or ``"gumbel"``.

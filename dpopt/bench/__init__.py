@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "startup": "dpopt.bench.startup",
     "noise": "dpopt.bench.noise",
     "grid-cost": "dpopt.bench.grid_cost",
+    "tables": "dpopt.bench.tables",
 }
 
 

@@ -9,10 +9,13 @@ Commands
 ``dpopt ledger show FILE [--dataset NAME]``
     Budget, spent and remaining per dataset (every dataset by default).
 ``dpopt ledger history FILE [--dataset NAME]``
-    Every charge: id, time (ISO 8601, UTC), dataset, mechanism, ε, δ, status, label.
+    Every charge: id, time (ISO 8601, UTC), dataset, model, mechanism, solver, ε, δ, status,
+    label and the command line (``-`` where a charge did not record one: made outside
+    ``dpopt solve`` without :func:`~dpopt.privacy.ledger.charge_context`, or before the file
+    had those columns).
 
-Everything printed is the ledger's own record (budgets, charges, their public labels
-and statuses), never data.  User mistakes raise :class:`~dpopt.errors.DpoptError`
+Everything printed is the ledger's own record (budgets, charges, their public labels,
+statuses and the runs' own model paths, solver names and command lines), never data.  User mistakes raise :class:`~dpopt.errors.DpoptError`
 subclasses; :mod:`dpopt.cli.main` prints them on one line.
 """
 
@@ -150,6 +153,12 @@ def _history(ledgers: Sequence[SQLiteLedger]) -> str:
     charges = sorted((c for ledger in ledgers for c in ledger.charges), key=lambda c: c.id)
     if not charges:
         return "no charges"
-    rows = [[str(c.id), iso_time(c.time), c.dataset, c.mechanism or "-", f"{c.epsilon:.6g}", f"{c.delta:.6g}",
-             c.status, " ".join(c.label.split())] for c in charges]
-    return _table(["id", "time (UTC)", "dataset", "mechanism", "ε", "δ", "status", "label"], rows)
+    rows = [[str(c.id), iso_time(c.time), c.dataset, _cell(c.model), _cell(c.mechanism), _cell(c.solver),
+             f"{c.epsilon:.6g}", f"{c.delta:.6g}", c.status, _cell(c.label), _cell(c.command)] for c in charges]
+    return _table(["id", "time (UTC)", "dataset", "model", "mechanism", "solver", "ε", "δ", "status", "label",
+                   "command"], rows)
+
+
+def _cell(text: str) -> str:
+    """``text`` on one line (``-`` when empty)."""
+    return " ".join(text.split()) or "-"

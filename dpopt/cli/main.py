@@ -8,8 +8,10 @@ Commands
     Build the problem and mechanism of a model script (see
     :mod:`dpopt.cli.model_script` for the contract), run the mechanism once,
     print the release summary (and the script's ``evaluate(release)`` if it
-    has one) and optionally write the run's record as JSON (:mod:`dpopt.cli.solve`; the
-    checks it makes before the charge are in :mod:`dpopt.cli.checks`).
+    has one, marked NOT private) and optionally write the run's record as JSON (the
+    evaluation under ``"evaluation_not_private"``; :mod:`dpopt.cli.solve`; the
+    checks it makes before the charge are in :mod:`dpopt.cli.checks`).  The charge records
+    the model, mechanism, solver and command line.
 ``dpopt ledger init|show|history ...``
     Create and inspect SQLite privacy ledger files (:mod:`dpopt.cli.ledger_cmd`).
 ``dpopt doctor``
@@ -115,7 +117,8 @@ def _add_solve(sub: Any) -> None:
     solve.add_argument("--workers", type=positive_int, default=None, metavar="N",
                        help="workers of the process pool or LocalCluster dpopt starts (default: the cores)")
     solve.add_argument("--json", type=Path, default=None, metavar="OUT",
-                       help="write the run's record as JSON (its folder must exist)")
+                       help="write the run's record as JSON (its folder must exist); the script's "
+                            "evaluate(release) goes under 'evaluation_not_private'")
     solve.add_argument("--ledger", type=Path, default=None, metavar="FILE",
                        help="charge this SQLite ledger file (create it with dpopt ledger init); "
                             "needs --dataset")

@@ -12,7 +12,13 @@ that declares a private optimization problem.  It defines **either**
   ``mechanism`` (a :class:`~dpopt.mechanisms.base.Mechanism`).
 
 It may also define ``evaluate(release) -> dict`` (e.g. test accuracy), whose
-result ``dpopt solve`` prints after the release.
+result ``dpopt solve`` prints after the release and writes to ``--json`` under
+``"evaluation_not_private"``.  ``evaluate`` receives only the
+:class:`~dpopt.mechanisms.release.Release` (public: the noisy output, the guarantee, public
+parameters), but it is the script's own code and may read anything else, the private
+training data included (``models/private_mirror_descent.py`` reports the training loss), so
+``dpopt solve`` marks every evaluation NOT private (:mod:`dpopt.cli.solve`).  Evaluate on
+held-out or public data when the numbers are to be shared.
 
 The parameter contract
 ----------------------
@@ -86,7 +92,8 @@ class ModelScript:
     build : callable or None
         ``build(params) -> (problem, mechanism)`` when defined.
     evaluate : callable or None
-        ``evaluate(release) -> dict`` when defined.
+        ``evaluate(release) -> dict`` when defined; its result is treated as not private
+        (it may read the private data, see the module docstring).
     """
 
     path: Path

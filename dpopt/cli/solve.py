@@ -24,7 +24,9 @@ The JSON record (``--json OUT``)
 A released run writes ``release.to_dict()`` (theta, guarantee, parameters, feature names,
 ...) plus ``"run"``: the dpopt version, the model path, the final params dict, the UTC start
 time (ISO 8601; taken before the data is touched, so it says nothing about the run's
-duration), the command line and ``"status": "released"``.  A run that fails *after* the
+duration), the command line and ``"status": "released"``; and, when the script defines
+``evaluate(release)``, its result under ``"evaluation_not_private"`` (below), so runs can be
+compared from their records.  A run that fails *after* the
 charge writes ``{"status": "withheld" | "failed", "mechanism", "epsilon", "delta",
 "charge_ids", "error": {"type", "message"}, "run"}``: the budget was spent, nothing was
 released; ``charge_ids`` are the ledger row ids of the run's own charge (its ``spend``,
@@ -32,12 +34,31 @@ made through the run's ledger object; absent for an in-memory ledger), never ano
 process's charge of the same mechanism.  The message is the dpopt error's (public by
 design); other exceptions keep only their type.
 
+The ledger
+----------
+The run's charge records the model (the script path as given), the mechanism, the solver as
+given (``--solver``, ``auto`` by default) and the command line
+(:func:`~dpopt.privacy.ledger.charge_context`): ``dpopt ledger history`` shows them for an
+``--ledger`` file.  All are the user's own inputs, nothing computed from data.  Without
+``--ledger`` the run is charged to the process's default ledger; its once-per-process
+:class:`~dpopt.errors.SpendingWarning` is not shown, since one ``dpopt solve`` makes one run and
+an ε above 10 already gets its ``warning:`` line.
+
 Privacy of the output
 ---------------------
 Everything ``dpopt solve`` prints or writes by default is public: the release's summary
 and JSON (noisy output, guarantee, public parameters and solver names), messages that
 name no data values.  ``--diagnostics`` adds the solvers' record and the wall time —
 computed from the data without noise, printed to stderr under a NOT PRIVATE banner.
+
+The script's ``evaluate(release)`` is the exception, and is marked as one.  It receives only
+the release (public), but it is the script's own code and may read anything, the private
+training data included (``models/private_mirror_descent.py`` computes the training loss and
+the exact non-private optimum), so dpopt cannot tell a held-out score from a statistic of the
+private data.  Every evaluation is therefore treated as NOT private: printed after the
+release under an ``evaluation (NOT PRIVATE ...)`` heading, and written to ``--json`` only
+under the key ``"evaluation_not_private"``, never among the release's own fields.  Share it
+only if what it read may be shared.
 """
 
 from __future__ import annotations
@@ -66,11 +87,16 @@ from dpopt.errors import (
     AfterCharge,
     DpoptError,
     ScriptFailure,
+    SpendingWarning,
     UncertifiedOracleError,
     WeakGuaranteeWarning,
 )
+from dpopt.privacy.ledger import charge_context
 
-__all__ = ["run"]
+__all__ = ["EVALUATION_KEY", "run"]
+
+#: the ``--json`` key of the script's ``evaluate(release)``: not private (module docstring)
+EVALUATION_KEY = "evaluation_not_private"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,14 +145,21 @@ def _solve_with(args: argparse.Namespace, ledger: Any, started: str) -> int:
     if release.diagnostics is not None:
         err(release.diagnostics.summary())
         err(f"  wall time: {elapsed:.3f}s (NOT private)")
+    metrics, failure = _evaluate(script, release)  # printed last; a failure raises once the release is saved
     if args.json is not None:
-        _write_json(args.json, {**release.to_dict(), "run": {**run_info, "status": "released"}})
+        record = {**release.to_dict(), "run": {**run_info, "status": "released"}}
+        if script.evaluate is not None and failure is None:
+            record[EVALUATION_KEY] = _plain(metrics)
+        _write_json(args.json, record)
         out(f"release written to {args.json}")
     if ledger is not None:
         eps, dlt = ledger.remaining
         out(f"charged to dataset {args.dataset!r} in {args.ledger}; remaining: ε={_budget(eps)}, "
             f"δ={_budget(dlt)}")
-    _evaluate(script, release)
+    if failure is not None:
+        raise failure
+    if script.evaluate is not None:
+        _print_evaluation(metrics)
     if not release.private:
         err("warning: this release carries NO privacy guarantee: its oracle call was NOT certified "
             "(on_uncertified='release-unsafe')")
@@ -152,8 +185,10 @@ def _run(mechanism: Any, problem: Any, args: argparse.Namespace,
     try:
         executor = executor_settings(args)  # passed only when asked for: a script's own Mechanism may not take it
         extra = {} if executor is None else {"executor": executor}
-        with warnings.catch_warnings():  # printed above as warning: lines, before the charge
-            warnings.simplefilter("ignore", WeakGuaranteeWarning)
+        with warnings.catch_warnings(), charge_context(model=run_info["model"], solver=args.solver,
+                                                       command=run_info["command"]):
+            warnings.simplefilter("ignore", WeakGuaranteeWarning)  # printed above as warning: lines
+            warnings.simplefilter("ignore", SpendingWarning)  # one run per process (module docstring)
             release = mechanism.run(problem, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
                                     threads=args.threads, keep_diagnostics=args.diagnostics, **extra)
     except Exception as exc:
@@ -227,18 +262,37 @@ def _write_json(path: Path, record: dict[str, Any]) -> None:
                           "charged)") from None
 
 
-def _evaluate(script: Any, release: Any) -> None:
+def _evaluate(script: Any, release: Any) -> tuple[Any, Exception | None]:
+    """The script's ``evaluate(release)`` (None without one), or the error to raise once the release is saved."""
     if script.evaluate is None:
-        return
+        return None, None
     try:
-        metrics = script.evaluate(release)
+        return script.evaluate(release), None
     except Exception as exc:
         if isinstance(exc, DpoptError):
-            raise
-        raise ScriptFailure(script.path, "running evaluate(release)") from exc
-    out("evaluation (non-private, for the user's information):")
+            return None, exc
+        failure = ScriptFailure(script.path, "running evaluate(release)")
+        failure.__cause__ = exc
+        return None, failure
+
+
+def _print_evaluation(metrics: Any) -> None:
+    """Print ``evaluate(release)``'s result under its NOT PRIVATE heading (module docstring)."""
+    out("evaluation (NOT PRIVATE: the script's evaluate(release) may read any data, the private "
+        f"training data included; not part of the release; --json key {EVALUATION_KEY!r}):")
     if isinstance(metrics, dict):
         for k, v in metrics.items():
             out(f"  {k}: {v:.6g}" if isinstance(v, float) else f"  {k}: {v}")
     else:
         out(f"  {metrics}")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with numpy scalars and arrays as plain Python values, for JSON."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value

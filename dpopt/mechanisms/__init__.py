@@ -5,6 +5,7 @@ Importing this package imports every mechanism module (discovery by ``__subclass
 imports a solver package at import time: each backend loads its own when first used.
 """
 
+from dpopt.mechanisms.adassp import AdaSSP
 from dpopt.mechanisms.base import ConvexMechanism, Mechanism, default_ledger
 from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
 from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe
@@ -21,6 +22,7 @@ from dpopt.mechanisms.selection import PrivateSelection
 from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
 
 __all__ = [
+    "AdaSSP",
     "ConvexMechanism",
     "DPGradientDescent",
     "DPSGD",

@@ -461,6 +461,9 @@ class Mechanism(ABC):
     problem_refusal: ClassVar[str] = "run() needs a dpopt Problem, got {got}"
     #: what the mechanism does with ``solver`` (:meth:`solver_need` when it depends on the problem)
     needs: ClassVar[SolverNeed] = SolverNeed.ORACLE
+    #: whether its analysis covers a loss of several outputs (``Loss.n_outputs`` > 1: a d×k θ,
+    #: the multinomial logistic loss); the others refuse such a problem before the charge
+    multi_output: ClassVar[bool] = False
     #: the allowed values of every keyword of ``__init__`` (:func:`dpopt.mechanisms.params.validate_params`)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -520,8 +523,7 @@ class Mechanism(ABC):
         """
         options = RunOptions(solver=solver, time_limit=time_limit, seed=seed, threads=threads,
                              keep_diagnostics=keep_diagnostics, executor=executor)
-        if not isinstance(problem, self.problem_type):
-            raise MechanismError(self.problem_refusal.format(got=type(problem).__name__, name=self.name))
+        self.check_problem(problem)
         plan = self.plan(problem, options)
         need = plan.needs if plan.needs is not None else self.solver_need(problem)
         if options.explicit and need is SolverNeed.NONE:
@@ -530,6 +532,28 @@ class Mechanism(ABC):
                 "would have no effect; drop it (solver='auto')"
             )
         return self._release(plan, options)
+
+    @final
+    def check_problem(self, problem: Any) -> None:
+        """Refuse, before :meth:`plan`, a problem of another type or a loss with several outputs
+        that the mechanism's analysis does not cover (declarations only).
+
+        Raises
+        ------
+        MechanismError
+            Naming the mechanisms that accept a loss of several outputs.
+        """
+        if not isinstance(problem, self.problem_type):
+            raise MechanismError(self.problem_refusal.format(got=type(problem).__name__, name=self.name))
+        loss = getattr(problem, "loss", None)
+        outputs = getattr(loss, "n_outputs", 1)
+        if outputs > 1 and not self.multi_output:
+            able = sorted(name for name, cls in _loaded_mechanisms().items()
+                          if cls.multi_output and not name.startswith("_"))
+            raise MechanismError(
+                f"{self.name} fits one linear output; the {getattr(loss, 'name', 'loss')} loss has {outputs} "
+                f"(one per class) and its analysis does not cover them: use {' or '.join(able)}, or fit one "
+                "binary model per class (dpopt.sklearn.DPOneVsRestClassifier, k times the budget)")
 
     def _release(self, plan: Plan, options: RunOptions) -> Release:
         """Charge, :meth:`execute` the plan on the data and build the release (the pipeline)."""
@@ -760,6 +784,7 @@ def _alternatives(problem: Problem) -> str:
             continue
         mechanism = loaded[name](1.0, 1e-6, ledger=Ledger(), **settings)
         try:
+            mechanism.check_problem(problem)
             mechanism.plan(problem)
         except (DpoptError, NotImplementedError):  # refused: not an alternative
             continue

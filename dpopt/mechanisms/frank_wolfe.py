@@ -90,11 +90,26 @@ Corrections to the paper (and why)
    to it, and the release says so, should the formula ever fall short).
 6. *Iteration count.*  The paper loops over t = 1..T−1 and calibrates for T;
    here ``steps`` is both the number of noisy steps and the count the
-   noise is calibrated for.  Its default is the paper's
-   ``T = Γ^{2/3}(nε)^{2/3}/(L₁‖C‖₁)^{2/3}`` (Thm. 5.5; with L₂ G_C in place of
-   L₁‖C‖₁ for Thm. B.2), with the curvature Γ bounded from declared bounds
-   (``Γ ≤ sup φ'' · (x_bound · diam_{q*}(C))²`` for a GLM loss with
-   ``‖x‖_q ≤ x_bound``, plus ``λ diam₂(C)²``).
+   noise is calibrated for.  Alg. 4's default T (:func:`bound_iterations`)
+   minimizes the bound the analysis gives, with the run's own noise:
+   ``2Γ/(T+2) + η(T)`` (Jaggi 2013, Thm. 1 with an additive LMO error η;
+   TTZ14 Thm. 5.4), η(T) the expected excess score of one noisy selection at
+   the scale ``b = 2Δ/ε₀(T)`` the budget leaves each of T steps:
+   ``b(1 + ln k)`` for the exponential mechanism (the Gibbs bound ``b ln k``)
+   and ``2b(1 + ln k)`` for report-noisy-min (twice the mean largest of k
+   |Laplace(b)|, ``b·H_k``), k candidates.  The paper's
+   ``T = Γ^{2/3}(nε)^{2/3}/(L₁‖C‖₁)^{2/3}`` (Thm. 5.5) balances the same two
+   terms but without the noise's constants (ln k, the √(8 log(1/δ)) of its
+   composition, the factor 2 of 1.–2.) and with √T composition also for
+   δ = 0, where ε₀ = ε/T: it asks for 7–9× more steps for δ > 0 and 20–70×
+   for δ = 0 (logistic loss on 3,000 Adult rows, ε = 0.5–50), each with that
+   much less budget, and at large ε the selections become noise (Adult, rows
+   declared in ℓ∞, ‖θ‖₁ ≤ 10, ε = 50, δ = 1e-6: the paper's T = 13,104 gives
+   test accuracy 0.770 against 0.764 for the majority class; the bound's
+   T = 1,471 gives 0.815–0.816; non-private optimum over the ball 0.827).  Alg. 5 keeps
+   the paper's ``T = (Γnε/(L₂G_C))^{2/3}`` (Thm. B.2).  The curvature Γ is
+   bounded from declared bounds (``Γ ≤ sup φ'' · (x_bound · diam_{q*}(C))²``
+   for a GLM loss with ``‖x‖_q ≤ x_bound``, plus ``λ diam₂(C)²``).
 
 Fast private LASSO
 ------------------
@@ -108,12 +123,15 @@ paths give the same iterates (up to rounding).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.params import Options
+from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.problem import Problem
 
-__all__ = ["STEP_RULES", "check_fw_problem", "curvature_bound", "paper_iterations", "step_size"]
+__all__ = ["STEP_RULES", "bound_iterations", "check_fw_problem", "curvature_bound", "margin_radius",
+           "paper_iterations", "step_size"]
 
 
 def step_size(t: int, steps: int, rule: str = "standard") -> float:
@@ -171,3 +189,56 @@ def paper_iterations(curvature: float, n: int, epsilon: float, scale: float, wha
     return max(1, math.ceil((curvature * n * epsilon / scale) ** (2.0 / 3.0)))
 
 
+#: the largest default T :func:`bound_iterations` considers
+MAX_DEFAULT_STEPS = 1_000_000
+
+
+def bound_iterations(curvature: float, selection_error: Callable[[int], float], what: str) -> int:
+    """The T that minimizes ``2Γ/(T+2) + η(T)``, the excess-risk bound of T noisy Frank–Wolfe steps.
+
+    ``selection_error(T)`` is η(T), the expected excess score of one noisy selection when the
+    budget is split over T steps (it grows with T: more steps, less budget each); ``2Γ/(T+2)``
+    is Frank–Wolfe's own error after T steps of μ_t = 2/(t+2) (Jaggi 2013, Thm. 1).  The
+    minimum is taken over the grid ``T = ⌈1.01^i⌉ ≤ MAX_DEFAULT_STEPS`` (the bound is flat
+    near its minimum; the smallest T wins a tie).  Only public quantities enter.
+    """
+    if not (math.isfinite(curvature) and curvature > 0 and selection_error(1) > 0):
+        raise MechanismError(f"cannot choose the default T without a finite curvature bound and {what}; pass steps=T")
+    best_t, best = 1, math.inf
+    t, i = 1, 0
+    while t <= MAX_DEFAULT_STEPS:
+        value = 2.0 * curvature / (t + 2) + selection_error(t)
+        if value < best:
+            best_t, best = t, value
+        i += 1
+        t = max(t + 1, math.ceil(1.01**i))
+    return best_t
+
+
+def margin_radius(data: Dataset, margin: float = 3.0) -> float:
+    """A default ℓ1 radius for a linear classifier over ``L1Ball``: ``r = 3m/B∞``, from declarations only.
+
+    Over ``‖θ‖₁ ≤ r`` the margin ``⟨θ, x⟩`` of a row is at most ``r‖x‖∞ ≤ r·B∞``, with B∞ the
+    declared ℓ∞ row bound (the smaller of the one the dataset's ``x_bound`` implies and, with a
+    schema, ``schema.row_norm_bound("inf")``: 1 for unit-scaled numeric, 0/1 and one-hot
+    columns and an intercept).  A classifier that does better than the base rate needs room
+    for an intercept of about ``m`` *and* for features that move a row's margin across
+    ``[−m, m]`` (a swing of ``2m``): ``‖θ‖₁ ≈ 3m/B∞``.  The default ``m = 3`` (probabilities
+    0.05–0.95) gives r = 9 for unit-scaled columns.
+
+    Why not r = 1 with unit-scaled columns: the intercept alone then takes the whole ball.
+    On Adult (standard encoding, 3,000 rows) the *non-private* optimum of the logistic loss
+    over ``‖θ‖₁ ≤ 1`` or ``≤ 2`` is the majority predictor (test accuracy 0.764); over
+    ``‖θ‖₁ ≤ 5, 10, 20`` it is 0.810, 0.827, 0.837.  A larger r costs the selections nothing
+    (scores and noise both scale with r) but raises the curvature ``Γ ∝ r²``, so Frank–Wolfe
+    needs more steps, each with less budget.  No data value is read: the answer depends on the
+    declarations (bounds, norm, schema) only.
+    """
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not (math.isfinite(margin) and margin > 0):
+        raise MechanismError("margin must be a positive finite number")
+    if not isinstance(data, Dataset):
+        raise MechanismError(f"margin_radius needs a dpopt Dataset, got {type(data).__name__}")
+    bound = data.x_bound_in("inf")
+    if data.schema is not None:
+        bound = min(bound, data.schema.row_norm_bound("inf"))
+    return 3.0 * float(margin) / bound

@@ -201,6 +201,8 @@ class _GradientMechanism(Mechanism):
     """Shared set-up of DP-GD and DP-SGD (validation, defaults, the iteration)."""
 
     needs = SolverNeed.NONE  # closed-form steps
+    #: clipping and the noise act on the flattened gradient x ⊗ φ'(Θᵀx) of any number of outputs
+    multi_output = True
     #: what ``clip=None`` means for this mechanism
     default_clip: Literal["adaptive", "lipschitz"] = "lipschitz"
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -27,9 +27,9 @@ from dpopt.errors import DataError, MechanismError
 from dpopt.mechanisms.base import STEPS, Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.frank_wolfe import (
     STEP_RULES,
+    bound_iterations,
     check_fw_problem,
     curvature_bound,
-    paper_iterations,
     step_size,
 )
 from dpopt.mechanisms.params import Integral, Interval, Options, arguments, renamed_setting
@@ -87,8 +87,13 @@ class PolytopeFrankWolfe(Mechanism):
     epsilon, delta : float
         Target guarantee under replace-one neighbours (δ = 0: pure ε-DP, ε₀ = ε/T).
     steps : int, optional
-        T, the number of noisy selections (default: the paper's T of Thm. 5.5
-        from declared bounds).  ``iterations=`` is its deprecated alias (FutureWarning).
+        T, the number of noisy selections.  Default: the T that minimizes the
+        excess-risk bound ``2Γ/(T+2) + η(T)`` with this run's own noise scale
+        (:func:`~dpopt.mechanisms.frank_wolfe.bound_iterations`; η(T) the expected
+        excess score of one selection, see :mod:`dpopt.mechanisms.frank_wolfe`, item 6),
+        from declared bounds only.  The paper's T of Thm. 5.5 omits the noise's constants
+        and asks for many times more steps (at large ε each selection is then noise).
+        ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"auto", "laplace", "gumbel"}
         Report-noisy-min with exact discrete Laplace noise or the exponential mechanism
         sampled exactly (``"gumbel"``), both of scale 2Δ'/ε₀ on the score grid; see
@@ -149,6 +154,19 @@ class PolytopeFrankWolfe(Mechanism):
         override this)."""
         return budget.scale(sensitivity)
 
+    def default_steps(self, curvature: float, sensitivity: float, candidates: int) -> int:
+        """T minimizing ``2Γ/(T+2) + η(T)``: η(T) = ``c·b(T)·(1 + ln k)`` with b(T) = 2Δ/ε₀(T) the
+        selection scale T steps leave (c = 1 for the exponential mechanism, whose excess score
+        is at most b ln k; c = 2 for report-noisy-min, at most twice the mean largest of k
+        |Laplace(b)|, b·H_k ≤ b(1 + ln k)).  Public quantities only."""
+        factor = (1.0 if self.selection == "gumbel" else 2.0) * (1.0 + math.log(candidates))
+
+        def selection_error(steps: int) -> float:
+            eps0 = noisy_max_budget(self.epsilon, self.delta, steps, self.selection).step_epsilon
+            return factor * 2.0 * sensitivity / eps0
+
+        return bound_iterations(curvature, selection_error, "a positive ℓ1-Lipschitz constant")
+
     def selector(self, plan: PolytopePlan) -> ExactSelector:
         """The exact selection rule of ``plan`` (rule, score grid, scale)."""
         return ExactSelector(self.selection, plan.score_grid, plan.scale)
@@ -161,10 +179,9 @@ class PolytopeFrankWolfe(Mechanism):
                 "finite here; bound the domain with a constraint set and declare x_bound/y_bound"
             )
         l1r = scorer.l1_radius
-        steps = self.steps or paper_iterations(curvature, n, self.epsilon, lipschitz_l1 * l1r,
-                                                     "a positive ℓ1-Lipschitz constant")
-        budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
         sensitivity = 2.0 * lipschitz_l1 * l1r / n
+        steps = self.steps or self.default_steps(curvature, sensitivity, scorer.n_candidates)
+        budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
         grid = selection_grid(sensitivity, 1, budget.scale(sensitivity))
         on_grid = grid_sensitivity(sensitivity, grid) * grid
         scale = self.selection_scale(on_grid, budget)

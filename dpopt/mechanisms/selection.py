@@ -271,6 +271,7 @@ class PrivateSelection(Mechanism):
                 if not isinstance(mech, Mechanism):
                     raise MechanismError(f"build returned {type(mech).__name__}, not a dpopt Mechanism")
                 self._check_budget(mech, prob)
+                mech.check_problem(prob)
                 use = mech.solver_need(prob) is not SolverNeed.NONE
                 mech.plan(prob, candidate_options(options, use))
             except (DpoptError, ValueError, TypeError) as exc:

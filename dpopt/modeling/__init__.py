@@ -19,13 +19,14 @@ if TYPE_CHECKING:
         LogisticLoss,
         Loss,
         LossConstants,
+        MultinomialLogisticLoss,
         SmoothedHingeLoss,
         SquaredLoss,
     )
     from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
     from dpopt.modeling.problem import Problem
     from dpopt.modeling.regularizers import L1Norm, L2Squared
-    from dpopt.modeling.schema import Binary, Categorical, Numeric, Schema
+    from dpopt.modeling.schema import Binary, Categorical, Fill, Numeric, Schema
     from dpopt.modeling.sets import (
         Box,
         L1Ball,
@@ -58,6 +59,7 @@ __all__ = [
     "ConcaveCardinality",
     "ConstraintSet",
     "Dataset",
+    "Fill",
     "GaussianWidth",
     "GroupCoverage",
     "GroupL1Ball",
@@ -74,6 +76,7 @@ __all__ = [
     "LogisticLoss",
     "Loss",
     "LossConstants",
+    "MultinomialLogisticLoss",
     "NonNegative",
     "NuclearNormBall",
     "Numeric",
@@ -96,6 +99,7 @@ _EXPORTS = {
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
+    "MultinomialLogisticLoss": "dpopt.modeling.losses",
     "Loss": "dpopt.modeling.losses",
     "LossConstants": "dpopt.modeling.losses",
     "SmoothedHingeLoss": "dpopt.modeling.losses",
@@ -109,6 +113,7 @@ _EXPORTS = {
     "Binary": "dpopt.modeling.schema",
     "Categorical": "dpopt.modeling.schema",
     "Numeric": "dpopt.modeling.schema",
+    "Fill": "dpopt.modeling.schema",
     "Schema": "dpopt.modeling.schema",
     "Box": "dpopt.modeling.sets",
     "ConstraintSet": "dpopt.modeling.constraint_set",

@@ -9,18 +9,24 @@ data-dependent counts.
 
 Tables come in through :meth:`Dataset.from_frame` and :meth:`Dataset.from_csv`: every
 column is read through its public declaration in a schema, the label through declared
-classes, with explicit, private-safe policies for values outside the declarations
-(``unseen="zero"``, ``unknown_label="negative"``) and an optional declared intercept.
+classes or a declared numeric range (``label_spec``, mapped onto [−1, 1] by a public
+:class:`~dpopt.modeling.schema.LabelMap`), with explicit, private-safe policies for values
+outside the declarations (``unseen="zero"``, ``unknown_label="negative"``, a column's
+``missing=`` policy) and an optional declared intercept.
 
 A dataset may also carry a :class:`~dpopt.modeling.schema.Schema` (the declared type,
-bounds and grid of every column).  Its rows are then mapped onto the declaration row by
-row (never refused for their values), and the row-norm bound defaults to the one the
-declaration implies.  The 0/1 loss and its MIP oracles need a schema.
+bounds, grid and missing-value policy of every column).  Its rows are then mapped onto the
+declaration row by row (never refused for their values), and the row-norm bound defaults to
+the one the declaration implies.  What no declaration covers — a missing entry in a column
+that declares no missing-value policy, an absent column — is refused when the dataset is
+built, before any budget is spent, naming the column.  The 0/1 loss and its MIP oracles
+need a schema.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,12 +43,14 @@ from dpopt.modeling.readers import (
 )
 from dpopt.modeling.rows import (
     as_finite_array,
+    as_numeric_array,
     check_bound,
     enforce_labels,
     enforce_rows,
     label_values,
+    numeric_labels,
 )
-from dpopt.modeling.schema import Schema
+from dpopt.modeling.schema import LabelMap, Numeric, Schema
 
 Norm = Literal[1, 2, "inf"]
 
@@ -64,25 +72,41 @@ class Dataset:
     x_norm : {1, 2, "inf"}
         Order of the norm ``x_bound`` refers to.
     y_bound : float, optional
-        Declared bound on ``|y|``. Required by regression losses.
+        Declared bound on ``|y|``. Required by regression losses (1 with a ``label_map``).
     clip : bool, default True
-        If true (the default), rows whose norm exceeds ``x_bound`` are scaled onto the
-        bound and labels are clipped to ``[-y_bound, y_bound]``: data that does not fit
-        its declaration is mapped onto it row by row.  ``clip=False`` raises
-        :class:`~dpopt.errors.DataError` instead; that refusal depends on the values, so
-        it is for checking one's own data, not for a private pipeline (refused for
-        Dask-backed ``X``/``y``, whose rows are first read inside a run).
+        True (the default): data that does not fit its declaration is mapped onto it row by
+        row — rows whose norm exceeds ``x_bound`` are scaled onto the bound, labels are
+        clipped to ``[-y_bound, y_bound]`` and, with a schema, every entry is clipped to its
+        column's declared range.  False: the same data is *refused* instead, with a
+        :class:`~dpopt.errors.DataError` when the dataset is built (before any budget is
+        spent): a row over ``x_bound``, a label over ``y_bound`` and, with a schema, an entry
+        outside its column's declared range (the message names the columns and their declared
+        ranges, never a value).  An entry inside the range but off the grid is still rounded:
+        the grid is the declared precision, not a bound.  Why refuse rather than keep the
+        value (as scikit-learn's ``MinMaxScaler(clip=False)`` would): an unbounded row would
+        void every sensitivity computed from the bounds; and why not ignore the setting: a
+        parameter that silently changes nothing (an age of 142 declared [0, 60] still read as
+        60) is worse than an error.  Whether it raises depends on the values, like
+        ``unseen="error"``: it is a check of one's own table, not part of a private pipeline
+        (:meth:`Schema.check` counts what would be clipped without refusing).  Refused for
+        Dask-backed ``X``/``y``, whose rows are first read inside a run.
     schema : Schema, optional
         The public declaration of the columns.  With a schema, ``X`` is first mapped onto
-        it row by row (:meth:`Schema.map_rows`: rounded onto the declared grid, clipped to
-        the declared bounds, one-hot blocks made valid), so no row is refused for its
-        values.  If an explicit ``x_bound`` is smaller than the schema's bound and
+        it row by row (:meth:`Schema.map_rows`: a missing entry (NaN) read as its column's
+        declared missing-value policy, rounded onto the declared grid, clipped to the declared
+        bounds, one-hot blocks made valid), so no row is refused for its values under
+        ``clip=True``; a NaN in a column that declares no policy (or an inf) is refused here,
+        naming the column.  If an explicit ``x_bound`` is smaller than the schema's bound and
         ``clip=True`` scales a row, that row leaves the grid; the 0/1 loss then reads it
         rounded back onto the grid (:meth:`Schema.to_integers`).
     feature_names : sequence of str, optional
         Public names of the columns of ``X`` (default: the schema's expanded names, or none).
         They travel into every :class:`~dpopt.mechanisms.release.Release` of a problem on
         this dataset (``release.feature_names``).
+    label_map : LabelMap, optional
+        The public affine map from a numeric label's declared range onto [−1, 1]
+        (:meth:`from_frame` with ``label_spec``): ``y`` holds mapped labels, ``y_bound`` is 1,
+        and ``label_map.from_unit`` turns a prediction back into the table's units.
 
     Notes
     -----
@@ -99,6 +123,7 @@ class Dataset:
     clip: bool = True
     schema: Schema | None = None
     feature_names: tuple[str, ...] = ()
+    label_map: LabelMap | None = None
     _order: float = field(init=False, repr=False)
     _binary: bool | None = field(init=False, repr=False, default=None)
     _class_labels: Dataset | None = field(init=False, repr=False, default=None)
@@ -107,7 +132,8 @@ class Dataset:
         if is_dask_array(self.X) or is_dask_array(self.y):
             self._init_dask()
             return
-        X = as_finite_array(self.X, "X", 2)
+        # with a schema, a NaN is read by its column's declared missing-value policy (or refused, naming it)
+        X = as_finite_array(self.X, "X", 2) if self.schema is None else as_numeric_array(self.X, "X", 2)
         y = as_finite_array(self.y, "y", 1)
         if X.shape[0] != y.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
@@ -116,6 +142,8 @@ class Dataset:
         order = norm_order(self.x_norm)
         if self.schema is not None:
             self._check_schema()
+            if not self.clip:
+                self._refuse_out_of_range(X)
             X = self.schema.map_rows(X)
         xb, yb = self._declared_bounds(order)
         object.__setattr__(self, "feature_names", self._names(X.shape[1]))
@@ -148,13 +176,32 @@ class Dataset:
         if not isinstance(self.schema, Schema):
             raise ModelError(f"schema must be a dpopt Schema, got {type(self.schema).__name__}")
 
+    def _refuse_out_of_range(self, X: np.ndarray) -> None:
+        """clip=False with a schema: refuse entries outside their declared ranges (a check, not private)."""
+        assert self.schema is not None
+        names = self.schema.columns_out_of_range(X)
+        if names:
+            where = ", ".join(f"{name!r} {self.schema.declared_range(name)}" for name in names)
+            raise DataError(f"clip=False: column(s) {where} hold values outside the declared range, which clip=False "
+                            "refuses instead of clipping them onto it; this check of your own table is not private "
+                            "(whether it raises depends on the values): keep clip=True (the default) for a private "
+                            "run, or count them with schema.check(frame)")
+
     def _declared_bounds(self, order: float) -> tuple[float, float | None]:
         xb_declared = self.x_bound
         if xb_declared is None and self.schema is not None:
             xb_declared = self.schema.row_norm_bound(order)
         xb = check_bound(xb_declared, "x_bound", required=True)
         assert xb is not None
-        return xb, check_bound(self.y_bound, "y_bound", required=False)
+        yb_declared = self.y_bound
+        if self.label_map is not None:
+            if not isinstance(self.label_map, LabelMap):
+                raise ModelError(f"label_map must be a dpopt LabelMap, got {type(self.label_map).__name__}")
+            if yb_declared is not None and float(yb_declared) != 1.0:
+                raise ModelError("a dataset with a label_map holds labels mapped onto [-1, 1]: y_bound is 1 (the "
+                                 "label's range is declared by its label_spec); drop y_bound")
+            yb_declared = 1.0
+        return xb, check_bound(yb_declared, "y_bound", required=False)
 
     def _set(self, X: Any, y: Any, xb: float, yb: float | None, order: float) -> None:
         object.__setattr__(self, "X", X)
@@ -204,15 +251,21 @@ class Dataset:
     def x_bound_in(self, norm: object) -> float:
         """A valid bound on the row norm in another norm, from the declared one.
 
-        Uses only the declared bound and the dimension (e.g. ``‖x‖₂ ≤ √d ‖x‖∞``).
+        Uses only declarations: the declared bound and the dimension (e.g. ``‖x‖₂ ≤ √d ‖x‖∞``)
+        and, with a schema, the schema's own bound in that norm (every row is mapped onto the
+        schema, and scaling a row onto ``x_bound`` only shrinks it), whichever is smaller — so a
+        table declared in ℓ2 over unit-scaled columns has ‖x‖∞ ≤ 1, not √d.
         """
         target = norm_order(norm)
         d = self.n_features
         src = self._order
         if target >= src:  # ‖x‖_q ≤ ‖x‖_p for q ≥ p
-            return self.x_bound
-        # ‖x‖_q ≤ d^(1/q − 1/p) ‖x‖_p for q < p
-        return self.x_bound * d ** (inverse_order(target) - inverse_order(src))
+            converted = self.x_bound
+        else:  # ‖x‖_q ≤ d^(1/q − 1/p) ‖x‖_p for q < p
+            converted = self.x_bound * d ** (inverse_order(target) - inverse_order(src))
+        if self.schema is None:
+            return converted
+        return min(converted, float(self.schema.row_norm_bound(target)))
 
     def labels_are_binary(self) -> bool:
         """True when every label is −1 or +1: a check of one's own data, which reads the labels.
@@ -251,6 +304,7 @@ class Dataset:
                 mapped.setflags(write=False)
             out = copy.copy(self)  # the checks and maps of __post_init__ already hold for X
             object.__setattr__(out, "y", mapped)
+            object.__setattr__(out, "label_map", None)  # ±1 classes, no longer the mapped numeric label
             object.__setattr__(out, "_binary", True)
             object.__setattr__(out, "_class_labels", out)
             object.__setattr__(self, "_class_labels", out)
@@ -284,17 +338,18 @@ class Dataset:
 
     def _like(self, X: np.ndarray, y: np.ndarray) -> Dataset:
         return Dataset(X, y, x_bound=self.x_bound, x_norm=self.x_norm, y_bound=self.y_bound, clip=self.clip,
-                       schema=self.schema, feature_names=self.feature_names)
+                       schema=self.schema, feature_names=self.feature_names, label_map=self.label_map)
 
     @classmethod
     def from_frame(cls, frame: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
-                   positive: Any = None, intercept: bool = False, unseen: str = "zero",
-                   unknown_label: str = "negative", scale: bool = True, **bounds: Any) -> Dataset:
+                   positive: Any = None, label_spec: Numeric | None = None, intercept: bool = False,
+                   unseen: str = "zero", unknown_label: str = "negative", scale: bool = True,
+                   **bounds: Any) -> Dataset:
         """A dataset from a table (pandas DataFrame or mapping of column → 1-D array).
 
-        Every choice is a public declaration: the columns and their bounds, grids and
-        categories (``schema``), the label's classes, the policies for values outside them.
-        No row is refused for its values under the defaults.
+        Every choice is a public declaration: the columns and their bounds, grids, categories
+        and missing-value policies (``schema``), the label's classes or range, the policies
+        for values outside them.  No row is refused for its values under the defaults.
 
         Parameters
         ----------
@@ -307,9 +362,18 @@ class Dataset:
             The label column.
         classes : sequence of two values, optional
             Classification: ``[negative, positive]``, mapped to −1 and +1.  Without ``classes``
-            (and ``positive``) the label is numeric (regression; declare ``y_bound``).
+            (and ``positive``) the label is numeric (regression: declare ``label_spec`` or
+            ``y_bound``).
         positive : optional
             Shorthand for one-vs-rest labels: this value → +1, every other value → −1.
+        label_spec : Numeric, optional
+            Regression in the label's own units: ``Numeric(low, high, grid=..., missing=...)``
+            declares its range like a column's.  Each label is clipped to [low, high], rounded
+            to the grid and mapped onto [−1, 1] by the *declared* range (centre
+            ``(low + high)/2``, half-width ``(high − low)/2``); the dataset's ``y_bound`` is 1
+            and its ``label_map`` (:class:`~dpopt.modeling.schema.LabelMap`) holds the public
+            map, whose ``from_unit`` turns predictions back into the label's units.  A label
+            outside the range is clipped, never refused (``clip=False``: refused, a check).
         intercept : bool, default False
             Append a constant-1 column ``"intercept"`` (:meth:`Schema.with_intercept`); the
             dataset's schema then declares it, so the default row bound counts it (an explicit
@@ -332,24 +396,47 @@ class Dataset:
         Raises
         ------
         ModelError
-            For a bad declaration (no Schema, classes not two distinct values, unknown policy).
+            For a bad declaration (no Schema, classes not two distinct values, unknown policy,
+            ``label_spec`` with ``classes`` or ``y_bound``).
         DataError
-            A column is missing, a numeric column is not numeric or holds NaN/inf, or a value
-            outside its declaration under an ``"error"`` policy (messages name no value).
+            When the dataset is built, before any budget is spent: a column is missing (with the
+            closest names of the table's columns), a numeric column holds an entry that is not a
+            number or an infinite one, a column (or the label) holds a missing entry and declares
+            no missing-value policy, or a value outside its declaration under an ``"error"``
+            policy or ``clip=False``.  Messages name the column, never a value.
         """
-        schema, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        schema, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label,
+                                          label_spec=label_spec)
         if not isinstance(scale, bool):
             raise ModelError(f"scale must be True or False, got {scale!r}")
+        label_map = cls._label_map(label, label_spec, bounds)
         schema = schema.unit_scaled() if scale else schema
-        X = schema.encode(frame, unseen=unseen)
-        y = label_values(frame, label, pair, positive, unknown_label)
+        X = schema.encode(frame, unseen=unseen, mapped=False)  # mapped (or refused with clip=False) by the Dataset
+        raw = label_values(frame, label, pair, positive, unknown_label)
+        if label_map is not None:
+            y = label_map.map_labels(raw, clip=bool(bounds.get("clip", True)))
+            return cls(X, y, schema=schema, label_map=label_map, **bounds)
+        y = numeric_labels(raw, label) if pair is None and positive is None else raw
         return cls(X, y, schema=schema, **bounds)
+
+    @staticmethod
+    def _label_map(label: str, label_spec: Numeric | None, bounds: dict[str, Any]) -> LabelMap | None:
+        """The public map of a label declared ``label_spec`` (None without one)."""
+        if label_spec is None:
+            return None
+        if bounds.get("y_bound") is not None:
+            raise ModelError("label_spec declares the label's range and maps it onto [-1, 1] (y_bound = 1); "
+                             "drop y_bound")
+        if "label_map" in bounds:
+            raise ModelError("label_map is set by label_spec; drop label_map")
+        return LabelMap(label, label_spec)
 
     @classmethod
     def from_csv(cls, path: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
-                 positive: Any = None, intercept: bool = False, unseen: str = "zero",
-                 unknown_label: str = "negative", scale: bool = True, x_bound: float | None = None,
-                 x_norm: Norm = 2, y_bound: float | None = None, clip: bool = True, **read_csv: Any) -> Dataset:
+                 positive: Any = None, label_spec: Numeric | None = None, intercept: bool = False,
+                 unseen: str = "zero", unknown_label: str = "negative", scale: bool = True,
+                 x_bound: float | None = None, x_norm: Norm = 2, y_bound: float | None = None, clip: bool = True,
+                 **read_csv: Any) -> Dataset:
         """A dataset from a CSV file, read with ``pandas.read_csv`` (see :meth:`from_frame`).
 
         Parameters
@@ -358,7 +445,7 @@ class Dataset:
             The CSV file (read into memory), or a glob pattern (``"data/part-*.csv"``), a
             folder or a list of files: then a Dask-backed dataset with one partition per
             file, read like parquet files (see :meth:`from_parquet` and the Notes).
-        schema, label, classes, positive, intercept, unseen, unknown_label, scale
+        schema, label, classes, positive, label_spec, intercept, unseen, unknown_label, scale
             As for :meth:`from_frame`.
         x_bound, x_norm, y_bound, clip
             As for :class:`Dataset`.
@@ -370,12 +457,18 @@ class Dataset:
             ``dtype``, ``converters``, ``usecols``, ``index_col``, ``chunksize`` and
             ``iterator`` are dpopt's own and refused.
 
+        Raises
+        ------
+        DataError
+            As for :meth:`from_frame`, each message starting with the file's name.
+
         Notes
         -----
         Many files are read like parquet ones: every declared column and the label as text
         (so no type is inferred from the first file's values), coerced per the schema inside
         each partition, when it is first read inside a run (after the charge): an empty,
-        unparsable (``abc``) or non-finite (``inf``) numeric entry is read as 0, a value
+        unparsable (``abc``) or non-finite (``inf``) numeric entry is read as the column's
+        declared missing-value policy (a missing or unparsable one) or as 0, a value
         outside the declared categories or classes as the all-zero block or the negative
         class, and then mapped onto the declaration; nothing is refused for a value.  When the
         dataset is built, each file's header must hold every declared column (a missing one
@@ -391,32 +484,38 @@ class Dataset:
         """
         import pandas as pd
 
-        table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label, label_spec=label_spec)
+        bounds = {"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip}
         if is_file_collection(path):  # every column as text: distributed.read_encoded sets the dtypes
             return cls._from_files("csv", path, schema, label, classes=classes, positive=positive,
-                                   intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
-                                   bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
-                                   options=read_csv)
+                                   label_spec=label_spec, intercept=intercept, unseen=unseen,
+                                   unknown_label=unknown_label, scale=scale, bounds=bounds, options=read_csv)
         read_csv.setdefault("dtype", text_columns(schema, label, classes, positive))
+        name = str(path) if isinstance(path, (str, os.PathLike)) else str(getattr(path, "name", "the CSV input"))
         try:
             frame = pd.read_csv(path, **read_csv)
         except FileNotFoundError:
             raise DataError(f"no such CSV file: {path!s}") from None
-        return cls.from_frame(frame, schema, label, classes=classes, positive=positive, intercept=intercept,
-                              unseen=unseen, unknown_label=unknown_label, scale=scale, x_bound=x_bound, x_norm=x_norm,
-                              y_bound=y_bound, clip=clip)
+        try:
+            return cls.from_frame(frame, schema, label, classes=classes, positive=positive, label_spec=label_spec,
+                                  intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
+                                  **bounds)
+        except DataError as error:  # the same refusal, naming the file
+            raise type(error)(f"{name}: {error}") from None
 
     @classmethod
     def from_parquet(cls, paths: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None = None,
-                     positive: Any = None, intercept: bool = False, unseen: str = "zero",
-                     unknown_label: str = "negative", scale: bool = True, x_bound: float | None = None,
-                     x_norm: Norm = 2, y_bound: float | None = None, clip: bool = True) -> Dataset:
+                     positive: Any = None, label_spec: Numeric | None = None, intercept: bool = False,
+                     unseen: str = "zero", unknown_label: str = "negative", scale: bool = True,
+                     x_bound: float | None = None, x_norm: Norm = 2, y_bound: float | None = None,
+                     clip: bool = True) -> Dataset:
         """A Dask-backed dataset from parquet files, one partition per file.
 
         Each file is read (only the declared columns and the label) and encoded exactly as
         :meth:`from_frame` encodes a table — the same schema (one-hot over declared categories,
-        numeric columns scaled by their declared bounds, the intercept), the same label classes
-        and policies — per partition with ``dask.dataframe``'s ``map_partitions``; rows are then
+        numeric columns scaled by their declared bounds, the intercept, the missing-value
+        policies), the same label classes or ``label_spec`` and policies — per partition with
+        ``dask.dataframe``'s ``map_partitions``; rows are then
         mapped onto the declared bounds lazily, per partition, as in memory.  Nothing is read
         when the dataset is built: the row count of each file comes from its parquet metadata,
         so the partitioning is fixed by the files, never by their values.  Gradients over the
@@ -428,7 +527,7 @@ class Dataset:
         paths : str, path, glob or list of files
             A glob pattern (``"data/part-*.parquet"``), a folder (its ``*.parquet`` files,
             sorted by name), a list of files, or one file.
-        schema, label, classes, positive, intercept, unseen, unknown_label, scale
+        schema, label, classes, positive, label_spec, intercept, unseen, unknown_label, scale
             As for :meth:`from_frame`.
         x_bound, x_norm, y_bound, clip
             As for :class:`Dataset`.
@@ -436,35 +535,39 @@ class Dataset:
         Notes
         -----
         Needs the optional ``dask[dataframe]`` and ``pyarrow`` packages.  A partition is first
-        read inside a run, after the charge, so nothing there refuses a value: a missing,
-        infinite or non-numeric entry (also a non-numeric label without ``classes``) is read
-        as 0 and mapped onto the declaration; a category (or class) is matched by its declared
+        read inside a run, after the charge, so nothing there refuses a value: a missing entry
+        reads as its column's declared missing-value policy, and a missing one without a
+        policy, an infinite or a non-numeric entry (also a non-numeric label without
+        ``classes``) as 0, then mapped onto the declaration; a category (or class) is matched by its declared
         value, so a category declared as the number 1 is found in a column stored as text.
         Every file's metadata must hold every declared column (a missing one is refused
         when the dataset is built, naming the file and the column; extra columns are
         ignored).  ``clip=False``, ``unseen="error"`` and ``unknown_label="error"``, which
         refuse rows by their values, are refused here.
         """
-        table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label, label_spec=label_spec)
         return cls._from_files("parquet", paths, schema, label, classes=classes, positive=positive,
-                               intercept=intercept, unseen=unseen, unknown_label=unknown_label, scale=scale,
+                               label_spec=label_spec, intercept=intercept, unseen=unseen,
+                               unknown_label=unknown_label, scale=scale,
                                bounds={"x_bound": x_bound, "x_norm": x_norm, "y_bound": y_bound, "clip": clip},
                                options={})
 
     @classmethod
     def _from_files(cls, kind: str, paths: Any, schema: Schema, label: str, *, classes: Sequence[Any] | None,
-                    positive: Any, intercept: bool, unseen: str, unknown_label: str, scale: bool,
-                    bounds: dict[str, Any], options: dict[str, Any]) -> Dataset:
+                    positive: Any, label_spec: Numeric | None, intercept: bool, unseen: str, unknown_label: str,
+                    scale: bool, bounds: dict[str, Any], options: dict[str, Any]) -> Dataset:
         """The Dask-backed dataset of :meth:`from_parquet` / :meth:`from_csv` over many files."""
         from dpopt.modeling.readers import read_encoded
 
-        full, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label)
+        full, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label,
+                                        label_spec=label_spec)
         if not isinstance(scale, bool):
             raise ModelError(f"scale must be True or False, got {scale!r}")
+        label_map = cls._label_map(label, label_spec, bounds)
         full = full.unit_scaled() if scale else full
         X, y = read_encoded(kind, paths, full, label, pair=pair, positive=positive, unseen=unseen,
-                            unknown_label=unknown_label, options=options)
-        data = cls(X, y, schema=full, **bounds)
+                            unknown_label=unknown_label, options=options, label_map=label_map)
+        data = cls(X, y, schema=full, label_map=label_map, **bounds)
         if pair is not None or positive is not None:  # ±1 by construction (class_labels)
             object.__setattr__(data, "_binary", True)
             object.__setattr__(data, "_class_labels", data)
@@ -472,6 +575,7 @@ class Dataset:
 
     def __repr__(self) -> str:
         extra = "" if self.schema is None else f", schema={self.schema!r}"
+        extra += "" if self.label_map is None else f", label_map={self.label_map!r}"
         return (
             f"Dataset(n={self.n}, d={self.n_features}, x_bound={self.x_bound}, "
             f"x_norm={self.x_norm}, y_bound={self.y_bound}{extra})"

@@ -21,13 +21,14 @@ reads the declaration, so neighbouring datasets get the same constants.
 
 from __future__ import annotations
 
+import copy
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logsumexp, softmax
 
 from dpopt.errors import ModelError
 from dpopt.modeling.dataset import Dataset
@@ -79,16 +80,20 @@ class Loss(ABC):
     #: the labels the loss is declared for (module docstring): ``"classes"`` — {−1, +1}, every
     #: other label mapped onto them when the loss is built; ``"bounded"`` — |y| ≤ the dataset's
     #: declared ``y_bound`` (labels outside it are clipped when the dataset is built)
-    label_domain: ClassVar[Literal["classes", "bounded"]] = "bounded"
+    label_domain: ClassVar[Literal["classes", "bounded", "indices"]] = "bounded"
+    #: k, the number of linear outputs per row: θ is a d×k matrix flattened row-major and the
+    #: loss is φ(Θᵀx, y) with a k-vector of scores (1 for the scalar losses)
+    n_outputs: int = 1
 
     def __init__(self, data: Dataset, variable: Variable) -> None:
         if not isinstance(data, Dataset):
             raise ModelError(f"{type(self).__name__} needs a dpopt Dataset, got {type(data).__name__}")
         if not isinstance(variable, Variable):
             raise ModelError(f"{type(self).__name__} needs a dpopt Variable, got {type(variable).__name__}")
-        if variable.size != data.n_features:
+        if variable.size != data.n_features * self.n_outputs:
+            per = "" if self.n_outputs == 1 else f" × {self.n_outputs} outputs = {data.n_features * self.n_outputs}"
             raise ModelError(
-                f"variable has size {variable.size} but the data has {data.n_features} features"
+                f"variable has size {variable.size} but the data has {data.n_features} features{per}"
             )
         self.data = data.with_class_labels() if self.label_domain == "classes" else data
         self.variable = variable
@@ -149,8 +154,7 @@ class Loss(ABC):
             from dpopt.modeling.readers import loss_value
 
             return loss_value(self, theta)
-        z = self.data.X @ theta
-        return float(np.mean(self.phi(z, self.data.y)))
+        return float(np.mean(self.phi(self.scores(theta), self.data.y)))
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
         """Gradient of the average loss (per partition on a Dask-backed dataset)."""
@@ -158,8 +162,16 @@ class Loss(ABC):
             from dpopt.modeling.readers import gradient_sum
 
             return gradient_sum(self, theta) / self.data.n
-        z = self.data.X @ theta
-        return self.data.X.T @ self.dphi(z, self.data.y) / self.data.n
+        g = self.data.X.T @ self.dphi(self.scores(theta), self.data.y) / self.data.n
+        return np.asarray(g).reshape(-1)
+
+    def scores(self, theta: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
+        """⟨x_i, θ⟩ for every row (n-vector), or Θᵀx_i (n×k) for a loss of k outputs."""
+        X = self.data.X if X is None else X
+        theta = np.asarray(theta, dtype=np.float64)
+        if self.n_outputs == 1:
+            return np.asarray(X @ theta)
+        return np.asarray(X @ theta.reshape(-1, self.n_outputs))
 
     # -- constants -------------------------------------------------------------------
     def constants(self, domain_radius: dict[object, float] | None = None) -> LossConstants:
@@ -358,3 +370,110 @@ class HingeLoss(Loss):
 
     def d2phi_bound(self) -> None:
         return None
+
+
+def index_labels(data: Dataset, classes: int) -> Dataset:
+    """``data`` with every label mapped onto {0, …, k − 1}, row by row, by a public rule.
+
+    A label that is one of the integers 0, …, k − 1 is kept; every other label (NaN, a
+    fraction, a negative value, k or more) ↦ 0.  It never refuses a label for its value
+    (docs/design.md, "Privacy rules").  The features, bounds and schema are shared, not
+    copied; the same mapped dataset is returned on every call for the same k (so the losses
+    of :class:`~dpopt.mechanisms.selection.PrivateSelection`'s candidates share one dataset).
+    """
+    cache = data.__dict__.setdefault("_index_label_cache", {})
+    if classes not in cache:
+        y = np.asarray(data.y, dtype=np.float64)
+        ok = np.isfinite(y) & (y == np.round(y)) & (y >= 0) & (y < classes)
+        mapped = np.where(ok, y, 0.0)
+        mapped.setflags(write=False)
+        out = copy.copy(data)
+        object.__setattr__(out, "y", mapped)
+        object.__setattr__(out, "_binary", None)
+        object.__setattr__(out, "_class_labels", None)
+        out.__dict__["_index_label_cache"] = {classes: out}
+        cache[classes] = out
+    mapped_data: Dataset = cache[classes]
+    return mapped_data
+
+
+class MultinomialLogisticLoss(Loss):
+    """Multinomial (softmax) logistic loss over k ≥ 2 classes: φ(z, y) = log Σ_j e^{z_j} − z_y.
+
+    θ is a d×k matrix Θ flattened row-major (``Variable(d * k)``), the scores are z = Θᵀx and
+    the labels are class indices y ∈ {0, …, k − 1}: every other label is mapped to 0 when the
+    loss is built (:func:`index_labels`), never refused.
+
+    Constants, from the declarations only: the per-example gradient is x ⊗ (p − e_y) with
+    p = softmax(z), so ‖∇ℓ‖₂ = ‖x‖₂·‖p − e_y‖₂ < √2·‖x‖₂ (‖p − e_y‖₂² = (1 − p_y)² + Σ_{j≠y} p_j²
+    ≤ 2(1 − p_y)²) and ‖∇ℓ‖∞ ≤ ‖x‖∞ (every entry of p − e_y lies in [−1, 1]).  The Hessian in Θ
+    is (x xᵀ) ⊗ (diag p − p pᵀ), whose spectral norm is at most ‖x‖₂²/2 (the eigenvalues of
+    diag p − p pᵀ are at most max_j 2p_j(1 − p_j) ≤ 1/2 by Gershgorin: row j has diagonal
+    p_j(1 − p_j) and off-diagonal sum p_j(1 − p_j)).  The Hessian has rank k − 1 per example, not one: objective
+    perturbation's change-of-variables argument (a rank-one Hessian) does not cover it, so the
+    mechanisms that need it refuse this loss before the charge.
+
+    Parameters
+    ----------
+    data : Dataset
+        Features with their declared bound; labels are class indices.
+    variable : Variable
+        Θ flattened, of size d·k.
+    classes : int
+        k ≥ 2, a public declaration (never read from the labels).
+    """
+
+    name = "multinomial-logistic"
+    label_domain = "indices"
+    hessian_rank = 2
+
+    def __init__(self, data: Dataset, variable: Variable, *, classes: int) -> None:
+        if isinstance(classes, bool) or not isinstance(classes, (int, np.integer)) or int(classes) < 2:
+            raise ModelError(f"classes must be an integer >= 2 (the declared number of classes), got {classes!r}")
+        self.n_outputs = int(classes)
+        self.hessian_rank = self.n_outputs - 1
+        super().__init__(data, variable)
+        self.data = index_labels(self.data, self.n_outputs)
+
+    def _check_data(self) -> None:
+        if self.data.is_distributed:
+            raise ModelError("the multinomial logistic loss is in-memory only: load the table with "
+                             "Dataset.from_frame/from_csv, not a Dask-backed reader")
+
+    def declared_labels(self) -> np.ndarray:
+        """The class indices 0, …, k − 1."""
+        return np.arange(self.n_outputs, dtype=np.float64)
+
+    def value_at_zero_bound(self) -> float:
+        """φ(0, y) = log k for every label."""
+        return math.log(self.n_outputs)
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        z = np.atleast_2d(np.asarray(z, dtype=np.float64))
+        rows = np.arange(z.shape[0])
+        return np.asarray(logsumexp(z, axis=1) - z[rows, np.asarray(y, dtype=np.int64)])
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """∇_z φ = softmax(z) − e_y, one row per example (n×k)."""
+        p = softmax(np.atleast_2d(np.asarray(z, dtype=np.float64)), axis=1)
+        p[np.arange(p.shape[0]), np.asarray(y, dtype=np.int64)] -= 1.0
+        return p
+
+    def dphi_bound(self, z_bound: float) -> float:
+        """sup ‖∇_z φ‖₂ = √2 (approached, never reached)."""
+        return math.sqrt(2.0)
+
+    def d2phi_bound(self) -> float:
+        """sup of the spectral norm of diag p − p pᵀ: 1/2."""
+        return 0.5
+
+    def constants(self, domain_radius: dict[object, float] | None = None) -> LossConstants:
+        """The generic constants with the sharper ℓ∞ bound ‖∇ℓ‖∞ ≤ ‖x‖∞ (class docstring)."""
+        generic = super().constants(domain_radius)
+        return LossConstants(lipschitz_l2=generic.lipschitz_l2, lipschitz_l1=self.data.x_bound_in("inf"),
+                             hessian_bound=generic.hessian_bound, strong_convexity=0.0,
+                             curvature=generic.curvature)
+
+    def predict_proba(self, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """softmax(Θᵀx) for every row of ``X`` (post-processing of a released Θ)."""
+        return np.asarray(softmax(self.scores(theta, X), axis=1))

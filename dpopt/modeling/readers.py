@@ -50,7 +50,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
-from dpopt.modeling.schema import UNSEEN_POLICIES, Categorical, Schema
+from dpopt.modeling.schema import (
+    UNSEEN_POLICIES,
+    Categorical,
+    LabelMap,
+    Numeric,
+    Schema,
+    did_you_mean,
+)
 
 if TYPE_CHECKING:
     from dpopt.modeling.losses import Loss
@@ -239,22 +246,23 @@ class _NoMatch:
 _NO_MATCH = _NoMatch()
 
 
-def read_numbers(col: Any) -> np.ndarray:
+def read_numbers(col: Any, *, keep_missing: bool = False) -> np.ndarray:
     """A column as numbers in the table's units: an entry that is not a finite number is read as 0.
 
     The coercion of every numeric column (and a regression label) of a file-backed table,
     whether the file typed it (parquet) or it was read as text (CSV): ``pandas.to_numeric``
     with unparsable entries (empty, ``"abc"``) as missing, pandas' boolean spellings as
     1/0, then every missing or non-finite entry as 0 — the entry read as 0, which the
-    dataset's rules then map onto the declaration like any other value.  Nothing is refused
-    and no value is reported.
+    dataset's rules then map onto the declaration like any other value.  With
+    ``keep_missing`` (a column that declares a missing-value policy) a missing or unparsable
+    entry stays NaN, for the policy to read.  Nothing is refused and no value is reported.
     """
     import pandas as pd
 
     values = pd.Series(np.asarray(col, dtype=object), dtype=object)
     values = values.mask(values.isin(_TRUE), 1).mask(values.isin(_FALSE), 0)
     out = np.array(pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan))
-    out[~np.isfinite(out)] = 0.0
+    out[np.isinf(out) if keep_missing else ~np.isfinite(out)] = 0.0
     return out
 
 
@@ -281,14 +289,16 @@ def _equal(a: object, b: object) -> bool:
         return False
 
 
-def read_declared(col: Any, declared: Sequence[Any]) -> np.ndarray:
+def read_declared(col: Any, declared: Sequence[Any], *, keep_missing: bool = False) -> np.ndarray:
     """A column of categories (or class labels) as the declared values themselves.
 
     Each entry becomes the first declared value it stands for (:func:`_matches`), so a
     category declared as the number 1 is found whether the file typed the entry (parquet)
     or holds the text ``"1"`` (CSV read as text); any other entry — missing, unknown,
     unparsable — becomes a value equal to nothing, which the schema encodes as the
-    all-zero block and the classes as the negative label.  Nothing is refused.
+    all-zero block and the classes as the negative label.  With ``keep_missing`` (a column
+    that declares a missing-value policy) a missing entry becomes None, for the policy to
+    read.  Nothing is refused.
     """
     import pandas as pd
 
@@ -300,11 +310,13 @@ def read_declared(col: Any, declared: Sequence[Any]) -> np.ndarray:
         hit = _matches(values, value, numbers) & free
         out[hit] = value
         free &= ~hit
+    if keep_missing:
+        out[free & np.asarray(values.isna(), dtype=bool)] = None
     return out
 
 
 def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any, Any] | None, positive: Any,
-                      unseen: str, unknown_label: str) -> Any:
+                      unseen: str, unknown_label: str, label_map: LabelMap | None = None) -> Any:
     """One partition of a table encoded as :meth:`Dataset.from_frame` encodes a table: [X | y].
 
     The one coercion of file-backed tables (parquet and CSV alike): every column arrives as
@@ -319,12 +331,17 @@ def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any
     from dpopt.modeling.rows import label_values
     from dpopt.modeling.schema import Categorical, Intercept
 
-    table = {name: read_declared(frame[name], spec.categories) if isinstance(spec, Categorical)
-             else read_numbers(frame[name]) for name, spec in schema.columns if not isinstance(spec, Intercept)}
+    table = {name: read_declared(frame[name], spec.categories, keep_missing=spec.missing is not None)
+             if isinstance(spec, Categorical) else read_numbers(frame[name], keep_missing=spec.missing is not None)
+             for name, spec in schema.columns if not isinstance(spec, Intercept)}
     declared = pair if pair is not None else ((positive,) if positive is not None else None)
-    labels = {label: read_numbers(frame[label]) if declared is None else read_declared(frame[label], declared)}
+    if label_map is not None:  # a declared numeric label: its Fill, else 0; then clipped, rounded, mapped
+        raw = read_numbers(frame[label], keep_missing=label_map.spec.missing is not None)
+        yv = label_map.map_labels(raw, refuse=False)
+    else:
+        labels = {label: read_numbers(frame[label]) if declared is None else read_declared(frame[label], declared)}
+        yv = np.asarray(label_values(labels, label, pair, positive, unknown_label), dtype=np.float64)
     X = schema.encode(table, unseen=unseen, mapped=False) if len(frame) else np.empty((0, schema.n_features))
-    yv = np.asarray(label_values(labels, label, pair, positive, unknown_label), dtype=np.float64)
     return pd.DataFrame(np.column_stack([X, yv]), columns=_encoded_names(schema.n_features), index=frame.index)
 
 
@@ -344,8 +361,9 @@ def _missing_column(path: str, present: Sequence[str], columns: list[str]) -> No
     """Refuse a file whose header (or metadata) lacks a declared column: names the file and column."""
     for name in columns:
         if name not in present:
-            raise DataError(f"the file {path} has no column {name!r} declared by the schema (or the label); "
-                            "every file must hold every declared column (extra columns are ignored)")
+            raise DataError(f"the file {path} has no column {name!r} declared by the schema (or the label)"
+                            f"{did_you_mean(name, present)}; every file must hold every declared column "
+                            "(extra columns are ignored)")
 
 
 def _read_parquet_file(path: str, *, columns: list[str]) -> Any:
@@ -426,7 +444,8 @@ def _csv_frame(files: list[str], columns: list[str], options: dict[str, Any]) ->
 
 
 def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tuple[Any, Any] | None,
-                 positive: Any, unseen: str, unknown_label: str, options: dict[str, Any]) -> tuple[Any, Any]:
+                 positive: Any, unseen: str, unknown_label: str, options: dict[str, Any],
+                 label_map: LabelMap | None = None) -> tuple[Any, Any]:
     """X and y (Dask arrays, one row chunk per file) of the files a loader names.
 
     Parameters
@@ -437,6 +456,8 @@ def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tup
         The full declaration to encode with (intercept and unit scaling already applied).
     label, pair, positive, unseen, unknown_label
         As for :meth:`Dataset.from_frame` (``pair`` = the declared (negative, positive) classes).
+    label_map : LabelMap, optional
+        A numeric label declared with ``label_spec``: mapped onto [−1, 1] per partition.
     options : dict
         Passed to ``pandas.read_csv`` for each file (CSV only; the options in
         :data:`CSV_OWN_OPTIONS` are dpopt's own and refused).
@@ -472,7 +493,7 @@ def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tup
     d = schema.n_features
     meta = pd.DataFrame({name: pd.Series([], dtype=np.float64) for name in _encoded_names(d)})
     encoded = frame.map_partitions(_encode_partition, schema=schema, label=label, pair=pair, positive=positive,
-                                   unseen=unseen, unknown_label=unknown_label, meta=meta)
+                                   unseen=unseen, unknown_label=unknown_label, label_map=label_map, meta=meta)
     arr = encoded.to_dask_array(lengths=list(lengths))
     return arr[:, :d], arr[:, d]
 
@@ -539,10 +560,17 @@ UNKNOWN_LABEL_POLICIES = ("negative", "error")
 
 
 def table_declarations(schema: object, label: object, classes: Sequence[Any] | None, positive: Any,
-                        intercept: object, unseen: object, unknown_label: object,
+                        intercept: object, unseen: object, unknown_label: object, *, label_spec: object = None,
                         ) -> tuple[Schema, tuple[Any, Any] | None]:
     """Check a table's public declarations (before any value is read); the schema to use and
     the (negative, positive) pair of classes, if any."""
+    if label_spec is not None:
+        if not isinstance(label_spec, Numeric):
+            raise ModelError("label_spec declares a numeric label: Numeric(low, high, grid=...), got "
+                             f"{type(label_spec).__name__} (a classification label declares classes=[negative, positive])")
+        if classes is not None or positive is not None:
+            raise ModelError("give classes (or positive) for a classification label or label_spec for a numeric "
+                             "one, not both")
     if not isinstance(schema, Schema):
         raise ModelError(f"reading a table needs a dpopt Schema, got {type(schema).__name__}")
     if not isinstance(label, str):

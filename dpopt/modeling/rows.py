@@ -14,10 +14,11 @@ import numpy as np
 
 from dpopt.errors import DataError, ModelError
 from dpopt.modeling.norms import norm_order
-from dpopt.modeling.schema import Schema
+from dpopt.modeling.schema import Schema, column_numbers, did_you_mean
 
 __all__ = [
     "as_finite_array",
+    "as_numeric_array",
     "check_bound",
     "class_labels",
     "clip_rows",
@@ -26,14 +27,23 @@ __all__ = [
     "label_values",
     "map_feature_block",
     "map_label_block",
+    "numeric_labels",
 ]
 
 
 def as_finite_array(a: object, name: str, ndim: int) -> np.ndarray:
+    """``a`` as a float64 array of ``ndim`` dimensions with finite entries, or DataError (naming no value)."""
     arr = _numeric_array(a, name, ndim)
     if not np.all(np.isfinite(arr)):
-        raise DataError(f"{name} contains NaN or inf entries; remove or impute them first")
+        raise DataError(f"{name} contains NaN or inf entries; remove or impute them first (or give a schema that "
+                        "declares a missing-value policy)")
     return arr
+
+
+def as_numeric_array(a: object, name: str, ndim: int) -> np.ndarray:
+    """``a`` as a float64 array (a copy) of ``ndim`` dimensions; NaN and inf are kept (a schema's
+    missing-value policies and checks read them)."""
+    return _numeric_array(a, name, ndim)
 
 
 def clip_rows(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
@@ -84,15 +94,18 @@ def enforce_labels(y: np.ndarray, bound: float | None, clip: bool) -> np.ndarray
 
 
 def map_feature_block(X: Any, schema: Schema | None, order: float, bound: float, clip: bool) -> np.ndarray:
-    """One partition of features onto the declarations: non-finite entries read as 0, then the
-    schema mapping and the row bound of the in-memory rules.
+    """One partition of features onto the declarations: a missing entry (NaN) of a column that
+    declares a missing-value policy reads as the policy says, every other non-finite entry as 0;
+    then the schema mapping and the row bound of the in-memory rules.
 
-    In memory a NaN or inf is refused when the dataset is built, before any run.  A partition
+    In memory a NaN without a policy, or an inf, is refused when the dataset is built.  A partition
     of Dask-backed data is first read inside a run, after the charge, where a refusal would
     make the run fail because of one row; so there the entry is mapped (to 0, then onto the
     schema and the norm bound) instead, like any other row outside the declaration.
     """
     arr = _numeric_array(X, "X", 2)
+    if schema is not None:  # a declared missing-value policy first; an undeclared NaN is then read as 0
+        arr = schema.fill_missing(arr, refuse=False)
     arr[~np.isfinite(arr)] = 0.0
     if schema is not None:
         arr = schema.map_rows(arr)
@@ -141,7 +154,8 @@ def label_values(frame: Any, label: str, pair: tuple[Any, Any] | None, positive:
     try:
         raw = np.asarray(frame[label])
     except (KeyError, IndexError, TypeError):
-        raise DataError(f"the table has no label column {label!r}") from None
+        known = frame.columns if hasattr(frame, "columns") else frame.keys() if hasattr(frame, "keys") else ()
+        raise DataError(f"the table has no label column {label!r}{did_you_mean(label, known)}") from None
     if raw.ndim != 1:
         raise DataError(f"the label column {label!r} must be 1-D")
     return raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
@@ -162,3 +176,14 @@ def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,
                             "one); unknown_label='error' checks your own table and is not private — a "
                             "private run uses unknown_label='negative'")
     return np.where(is_pos, 1.0, -1.0)
+
+
+def numeric_labels(raw: np.ndarray, label: str) -> np.ndarray:
+    """A regression label column as float64 (no ``label_spec``): a missing or non-numeric label is
+    refused when the dataset is built, naming the column and the declaration that would map it."""
+    values = column_numbers(label, "numeric", raw)
+    if np.isnan(values).any():
+        raise DataError(f"the label column {label!r} has missing values (NaN/None); declare "
+                        "label_spec=dp.Numeric(low, high, grid=..., missing=dp.Fill(<a value in the range>)) "
+                        "(refused when the dataset is built, before any budget is spent)")
+    return values

@@ -78,6 +78,12 @@ def in_domain_ball(theta: np.ndarray, loss: Loss, radius: dict[object, float] | 
     return bool(np.linalg.norm(np.asarray(theta, dtype=np.float64), ord=_order(dual)) <= radius[dual])
 
 
+def _link_norms(c: np.ndarray) -> np.ndarray:
+    """|φ'_i| per row, or ‖φ'_i‖₂ for k outputs: the per-example gradient x_i ⊗ φ'_i has norm
+    ‖x_i‖·‖φ'_i‖₂ in ℓ2 (a fresh array)."""
+    return np.abs(c) if c.ndim == 1 else np.linalg.norm(c, axis=1)
+
+
 #: a dense X with at most this fraction of non-zeros is multiplied as CSR (one-hot encodings)
 _SPARSE_DENSITY = 0.25
 
@@ -127,6 +133,8 @@ class ClippedGradient:
             raise ModelError(f"gradient clipping needs a dpopt Loss, got {type(loss).__name__}")
         if not (isinstance(bound, (int, float)) and not isinstance(bound, bool) and bound >= 0):
             raise ModelError(f"the clipping bound must be a non-negative declared constant, got {bound!r}")
+        if loss.n_outputs > 1 and _order(norm) != 2.0:
+            raise ModelError(f"gradient clipping of a loss with {loss.n_outputs} outputs is in ℓ2 only, got norm {norm!r}")
         self.loss = loss
         self.norm = norm
         self.bound = float(bound)
@@ -160,30 +168,33 @@ class ClippedGradient:
         y, norms = np.asarray(self.loss.data.y), self._x_norms
         if rows is not None:
             y, norms = y[rows], norms[rows]
-        z = np.asarray(X @ theta).ravel()
-        c = np.asarray(self.loss.dphi(z, y), dtype=np.float64)
+        c = self._link(X, theta, y)
         if math.isinf(self.bound):
             return c
-        size = np.abs(c) * norms
-        scale = np.ones_like(c)
+        size = _link_norms(c) * norms
+        scale = np.ones_like(size)
         over = size > self._cap
         scale[over] = self._cap / size[over]
-        return c * scale
+        return c * (scale if c.ndim == 1 else scale[:, None])
+
+    def _link(self, X: Any, theta: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """φ'(scores) per row: an n-vector, or n×k for a loss of k outputs (``Loss.n_outputs``)."""
+        z = self.loss.scores(theta, X)
+        return np.asarray(self.loss.dphi(z.ravel() if z.ndim == 1 else z, y), dtype=np.float64)
 
     def sum_and_count(self, theta: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
         """(Σ_i clip_b(∇ℓ(θ; d_i)), #{i : ‖∇ℓ(θ; d_i)‖ ≤ b}) for a bound b ≤ L given now
         (adaptive clipping: the bound changes every step; one pass over X, in place)."""
         if self._distributed:
             return self._dask_sum(theta, min(float(bound), self.bound) * (1.0 - _MARGIN), float(bound))
-        c = np.asarray(self.loss.dphi(np.asarray(self._X @ theta).ravel(), np.asarray(self.loss.data.y)),
-                       dtype=np.float64)
-        size = np.abs(c)
+        c = self._link(self._X, theta, np.asarray(self.loss.data.y))
+        size = _link_norms(c)
         size *= self._x_norms
         count = int(np.count_nonzero(size <= bound))
         cap = min(float(bound), self.bound) * (1.0 - _MARGIN)
         np.maximum(size, cap, out=size)  # the scale min(1, cap/size) = cap / max(size, cap)
         c *= cap
-        c /= size
+        c /= size if c.ndim == 1 else size[:, None]
         return np.asarray(self._X.T @ c).ravel(), count
 
     def sum_over(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -206,7 +217,10 @@ class ClippedGradient:
 
             X = materialize([X])[0]
         dense = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[attr-defined]
-        return self.coefficients(theta)[:, None] * dense
+        c = self.coefficients(theta)
+        if c.ndim == 1:
+            return c[:, None] * dense
+        return (dense[:, :, None] * c[:, None, :]).reshape(dense.shape[0], -1)  # x ⊗ φ'(z), row-major
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         """The clipped average gradient at θ."""

@@ -25,10 +25,28 @@ data is read.  The process-wide default ledger (:class:`DefaultLedger`) also ref
 inside a worker process, where it is a fresh ledger of that worker.  To charge one
 budget from several processes, use :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`,
 which crosses processes by its file path.
+
+What a charge records
+---------------------
+Every :class:`Charge` holds its (ε, δ), the mechanism's name, a label (the problem's public
+summary) and, when the caller says so with :func:`charge_context`, the *model* (a script path
+or a name), the *solver* asked for and the *command line*: ``dpopt solve`` sets all three, so a
+ledger says which run spent what.  All of them are the caller's own public inputs; nothing
+computed from data goes into a charge.
+
+Spending on the default ledger
+------------------------------
+The default ledger has no budget: it records and refuses nothing.  So that a long session
+does not spend without noticing, it warns once per process
+(:class:`~dpopt.errors.SpendingWarning`) when the ε it has charged passes
+:data:`SPENDING_WARNING_EPSILON` (10): the same public line above which one guarantee protects
+no one (:data:`~dpopt.privacy.strength.LARGE_EPSILON`), since by basic composition runs on the
+same data are jointly as private as their total.  The warning reads only the amounts charged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -36,16 +54,34 @@ import secrets
 import sys
 import threading
 import time as _time
+import warnings
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dpopt.errors import BudgetExceededError, LedgerProcessError, PrivacyParameterError
+from dpopt.errors import (
+    BudgetExceededError,
+    LedgerProcessError,
+    PrivacyParameterError,
+    SpendingWarning,
+)
 from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.strength import LARGE_EPSILON
 
-__all__ = ["Charge", "DefaultLedger", "Ledger", "Spend", "worker_process"]
+__all__ = [
+    "PROVENANCE_FIELDS",
+    "SPENDING_WARNING_EPSILON",
+    "Charge",
+    "DefaultLedger",
+    "Ledger",
+    "Spend",
+    "charge_context",
+    "charge_provenance",
+    "worker_process",
+]
 
 _REL_TOL = 1e-12
 #: how to charge one budget from several processes (the end of every process refusal)
@@ -53,6 +89,66 @@ SHARE_HINT = ("to charge one budget from several processes, pass ledger=dpopt.SQ
               "dataset=...), which every process opens by its file path")
 #: the in-memory ledgers alive in this process, by token: an unpickled copy resolves to its original
 _LIVE: weakref.WeakValueDictionary[str, Ledger] = weakref.WeakValueDictionary()
+#: the default ledger warns once per process when the ε it has charged passes this (module docstring)
+SPENDING_WARNING_EPSILON: float = LARGE_EPSILON
+#: what a charge records about the run besides its cost, mechanism and label (:func:`charge_context`)
+PROVENANCE_FIELDS = ("model", "solver", "command")
+_PROVENANCE: ContextVar[tuple[str, str, str]] = ContextVar("dpopt_charge_provenance", default=("", "", ""))
+#: where warnings should not point (the ledger's callers inside dpopt, and contextlib's spend)
+_INTERNAL_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+                  os.path.abspath(contextlib.__file__))
+
+
+@contextmanager
+def charge_context(*, model: str | None = None, solver: str | None = None,
+                   command: str | None = None) -> Iterator[None]:
+    """Record ``model``, ``solver`` and ``command`` with every charge made inside the block.
+
+    Charges made in this thread (or asyncio task) inside the block, on any ledger, carry
+    these values (:class:`Charge`; an :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`
+    stores them in its file).  ``dpopt solve`` wraps its run in one.  A value left None keeps
+    the enclosing block's (empty outside every block).  Give public facts only: they are
+    stored and printed as they are.
+
+    Parameters
+    ----------
+    model : str, optional
+        The model: a script path or a name.
+    solver : str, optional
+        The solver asked for (a backend name, a profile path, ``"auto"``).
+    command : str, optional
+        The command line that started the run.
+
+    Raises
+    ------
+    PrivacyParameterError
+        A value that is not a string or None.
+
+    Examples
+    --------
+    >>> ledger = Ledger()
+    >>> with charge_context(model="models/ridge.py", solver="clarabel"):
+    ...     entry = ledger.charge(0.5, 0.0, mechanism="output perturbation")
+    >>> entry.model, entry.solver, entry.command
+    ('models/ridge.py', 'clarabel', '')
+    """
+    outer = _PROVENANCE.get()
+    values = []
+    for name, value, kept in zip(PROVENANCE_FIELDS, (model, solver, command), outer, strict=True):
+        if value is not None and not isinstance(value, str):
+            raise PrivacyParameterError(f"charge_context: {name} must be a string or None, "
+                                        f"got {type(value).__name__}")
+        values.append(kept if value is None else value)
+    token = _PROVENANCE.set((values[0], values[1], values[2]))
+    try:
+        yield
+    finally:
+        _PROVENANCE.reset(token)
+
+
+def charge_provenance() -> dict[str, str]:
+    """The ``model``, ``solver`` and ``command`` that a charge made now records (:func:`charge_context`)."""
+    return dict(zip(PROVENANCE_FIELDS, _PROVENANCE.get(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -72,6 +168,9 @@ class Charge:
         spent either way.
     time : float
         ``time.time()`` when the charge was made.
+    model, solver, command : str
+        The run's model (script path or name), the solver asked for and the command line, as
+        given by :func:`charge_context` (empty outside one).
     """
 
     epsilon: float
@@ -80,6 +179,9 @@ class Charge:
     mechanism: str
     released: bool
     time: float
+    model: str = ""
+    solver: str = ""
+    command: str = ""
 
 
 class Spend:
@@ -112,6 +214,21 @@ def check_budget(value: float | None, name: str, *, allow_zero: bool) -> float |
         raise PrivacyParameterError(
             f"{name} must be None (no limit) or a finite number in {allowed}, got {value!r}"
         ) from None
+
+
+def provenance_text(charge: Charge) -> str:
+    """`` (model M, solver S)`` for a charge that records them, empty otherwise (for summaries)."""
+    parts = [f"{name} {' '.join(value.split())}" for name, value in
+             (("model", charge.model), ("solver", charge.solver)) if value]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _user_stacklevel() -> int:
+    """The ``warnings.warn`` stacklevel, seen from its caller, of the first frame outside dpopt."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def format_budget(eps: float | None, delta: float | None) -> str:
@@ -294,6 +411,9 @@ class Ledger:
     ) -> Charge:
         """Record a charge of (ε, δ) and return it.
 
+        The charge also records the ``model``, ``solver`` and ``command`` of the enclosing
+        :func:`charge_context` (empty outside one).
+
         Parameters
         ----------
         epsilon, delta : float
@@ -331,6 +451,7 @@ class Ledger:
             mechanism=str(mechanism),
             released=bool(released),
             time=_time.time(),
+            **charge_provenance(),
         )
         with self._lock:
             if not self._fits(eps, dlt, self._charges):
@@ -487,7 +608,8 @@ class Ledger:
             name = c.mechanism or "-"
             label = f" {'; '.join(c.label.splitlines())}" if c.label else ""
             lines.append(
-                f"  {k:>3}. {stamp}  ε={c.epsilon:.6g} δ={c.delta:.6g}  {name}{label}  [{status}]"
+                f"  {k:>3}. {stamp}  ε={c.epsilon:.6g} δ={c.delta:.6g}  {name}{label}{provenance_text(c)}  "
+                f"[{status}]"
             )
         return "\n".join(lines)
 
@@ -505,7 +627,49 @@ class DefaultLedger(Ledger):
     An unlimited in-memory :class:`Ledger` that also refuses to be charged inside a
     worker process (:func:`worker_process`): every worker imports dpopt afresh and so has
     a default ledger of its own, which the caller's budget would never see.
+
+    It warns once (:class:`~dpopt.errors.SpendingWarning`, before the charge that does it)
+    when the ε it has charged passes :data:`SPENDING_WARNING_EPSILON`; the process has one
+    default ledger, so that is once per process.  The warning reads only the amounts charged.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spending_warned = False
+
+    def charge(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+               released: bool = True, parameters: Mapping[str, Any] | None = None) -> Charge:
+        """As :meth:`Ledger.charge`; the first charge that takes the total ε past
+        :data:`SPENDING_WARNING_EPSILON` warns first.
+
+        Warns
+        -----
+        SpendingWarning
+            Once, before the charge that takes the total ε above the threshold.  Turned into
+            an error by a warnings filter, it refuses that charge (nothing is recorded) and
+            the next charge warns again.
+        """
+        self.check_process()
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        with self._lock:
+            total = self._compose([*self._charges, Charge(eps, dlt, "", "", True, 0.0)])
+            warn = not self._spending_warned and total[0] > SPENDING_WARNING_EPSILON
+            self._spending_warned = self._spending_warned or warn
+        if warn:
+            try:
+                warnings.warn(
+                    f"with this charge the default ledger's total in this process reaches ε = {total[0]:.6g} "
+                    f"(δ = {total[1]:.6g}), above {SPENDING_WARNING_EPSILON:g}: it has no budget and refuses nothing; "
+                    "fix a budget before looking at the data and pass it to each mechanism, "
+                    "ledger=dp.Ledger(epsilon_budget=..., delta_budget=...) (or dp.SQLiteLedger(path, "
+                    "dataset=..., create=True, epsilon_budget=...) to keep it across runs)",
+                    SpendingWarning, stacklevel=_user_stacklevel())
+            except BaseException:  # a filter made it an error: nothing charged, warn again next time
+                with self._lock:
+                    self._spending_warned = False
+                raise
+        return super().charge(eps, dlt, label=label, mechanism=mechanism, released=released,
+                              parameters=parameters)
 
     def check_process(self) -> None:
         """As :meth:`Ledger.check_process`, and refuse in a worker process too.

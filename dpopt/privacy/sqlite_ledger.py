@@ -26,6 +26,20 @@ not known to have been released.  :meth:`SQLiteLedger.history` and the
 Only the time of the charge (taken before the data is touched) is stored; the time a
 block ended is not, since a run's duration can depend on the data.
 
+What a row records
+------------------
+Each row holds the dataset, (ε, δ), the mechanism, the label, the public parameters, the time,
+the status and the run's ``model``, ``solver`` and ``command`` (set by
+:func:`~dpopt.privacy.ledger.charge_context`; ``dpopt solve`` sets them; NULL, read as empty,
+when none was given).  Nothing computed from data is stored.
+
+The file layout (schema version 1)
+----------------------------------
+The ``model``, ``solver`` and ``command`` columns were added to version 1 without changing its
+number: opening a file without them adds them (``ALTER TABLE charges ADD COLUMN``, one write
+transaction; old rows read as empty), so dpopt versions before them still read and write it.  A
+file that cannot be written (read-only) is read as it is, with the three fields empty.
+
 Datasets are never created by accident
 --------------------------------------
 ``SQLiteLedger(path, dataset=...)`` attaches to a dataset the file already holds; a
@@ -57,7 +71,16 @@ from typing import Any, Literal
 
 from dpopt.errors import BudgetExceededError, LedgerError, PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
-from dpopt.privacy.ledger import Charge, Ledger, Spend, check_budget, format_budget
+from dpopt.privacy.ledger import (
+    PROVENANCE_FIELDS,
+    Charge,
+    Ledger,
+    Spend,
+    charge_provenance,
+    check_budget,
+    format_budget,
+    provenance_text,
+)
 
 __all__ = ["SCHEMA_VERSION", "SQLiteLedger", "StoredCharge"]
 
@@ -74,10 +97,11 @@ _SCHEMA = (
     "CREATE TABLE charges (id INTEGER PRIMARY KEY AUTOINCREMENT, "
     "dataset TEXT NOT NULL REFERENCES datasets(name), epsilon REAL NOT NULL, delta REAL NOT NULL, "
     "mechanism TEXT NOT NULL, label TEXT NOT NULL, parameters TEXT, time REAL NOT NULL, "
-    "status TEXT NOT NULL CHECK (status IN ('pending', 'released', 'withheld')))",
+    "status TEXT NOT NULL CHECK (status IN ('pending', 'released', 'withheld')), "
+    "model TEXT, solver TEXT, command TEXT)",
     "CREATE INDEX charges_by_dataset ON charges (dataset, id)",
 )
-_COLUMNS = "id, dataset, epsilon, delta, label, mechanism, status, time, parameters"
+_BASE_COLUMNS = "id, dataset, epsilon, delta, label, mechanism, status, time, parameters"
 
 
 @dataclass(frozen=True)
@@ -134,12 +158,51 @@ def _params_text(parameters: Mapping[str, Any] | None) -> str | None:
 
 
 def _row_charge(row: Sequence[Any]) -> StoredCharge:
-    rid, dataset, eps, dlt, label, mechanism, status, stamp, params = row
+    rid, dataset, eps, dlt, label, mechanism, status, stamp, params, model, solver, command = row
     return StoredCharge(
         epsilon=float(eps), delta=float(dlt), label=label, mechanism=mechanism,
         released=status == "released", time=float(stamp), id=int(rid), status=status,
         dataset=dataset, parameters=None if params is None else json.loads(params),
+        model=model or "", solver=solver or "", command=command or "",
     )
+
+
+def _charge_columns(conn: sqlite3.Connection) -> set[str]:
+    return {r[1] for r in conn.execute("PRAGMA table_info(charges)")}
+
+
+def _select(conn: sqlite3.Connection) -> str:
+    """The column list of :func:`_row_charge` (the provenance as NULL in a file not yet migrated)."""
+    if set(PROVENANCE_FIELDS) <= _charge_columns(conn):
+        extra = ", ".join(PROVENANCE_FIELDS)
+    else:
+        extra = ", ".join("NULL" for _ in PROVENANCE_FIELDS)
+    return f"{_BASE_COLUMNS}, {extra}"
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Add the provenance columns a version-1 file written before them lacks (one transaction)."""
+    with _immediate(conn):
+        have = _charge_columns(conn)  # another process may have added them meanwhile
+        for name in PROVENANCE_FIELDS:
+            if name not in have:
+                conn.execute(f"ALTER TABLE charges ADD COLUMN {name} TEXT")
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a version-1 file up to date; a file that cannot be written is left as it is (read-only use)."""
+    if set(PROVENANCE_FIELDS) <= _charge_columns(conn):
+        return
+    try:
+        _add_columns(conn)
+    except sqlite3.OperationalError as exc:
+        if not _read_only(exc):
+            raise
+
+
+def _read_only(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` says the file cannot be written."""
+    return getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY") or "readonly" in str(exc)
 
 
 # -- the file ------------------------------------------------------------------------------
@@ -149,6 +212,9 @@ def _db_error(path: str, exc: sqlite3.Error) -> LedgerError:
     if name == "SQLITE_NOTADB" or "not a database" in str(exc):
         return LedgerError(f"{path} is not an SQLite database (not a dpopt ledger file); "
                            f"create a ledger with: {_INIT_HINT}")
+    if _read_only(exc):
+        return LedgerError(f"ledger file {path} cannot be written (read-only); charging needs write access "
+                           "to the file and its folder (reading it works: dpopt ledger show/history)")
     if name.startswith("SQLITE_BUSY") or "locked" in str(exc):
         return LedgerError(f"ledger file {path} stayed locked by another process past the timeout; "
                            "try again, or pass a larger timeout")
@@ -218,6 +284,7 @@ def _ensure_schema(conn: sqlite3.Connection, path: str, *, create: bool) -> None
         found = "none" if row is None else repr(row[0])
         raise LedgerError(f"ledger file {path} has schema version {found}; this dpopt reads version "
                           f"{SCHEMA_VERSION} (use the dpopt version that wrote it, or another file)")
+    _migrate(conn)
 
 
 def _stored_budget(conn: sqlite3.Connection, dataset: str) -> tuple[float | None, float | None] | None:
@@ -487,7 +554,8 @@ class SQLiteLedger(Ledger):
 
     # -- reading -------------------------------------------------------------------------
     def _read(self, conn: sqlite3.Connection) -> tuple[StoredCharge, ...]:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM charges WHERE dataset = ? ORDER BY id", (self._dataset,))
+        rows = conn.execute(f"SELECT {_select(conn)} FROM charges WHERE dataset = ? ORDER BY id",
+                            (self._dataset,))
         return tuple(_row_charge(r) for r in rows)
 
     def _snapshot(self) -> tuple[StoredCharge, ...]:
@@ -499,8 +567,11 @@ class SQLiteLedger(Ledger):
                 parameters: Mapping[str, Any] | None, status: Status) -> StoredCharge:
         eps, dlt = check_epsilon_delta(epsilon, delta)
         params = _params_text(parameters)
+        provenance = charge_provenance()
         with self._lock, _translated(self._path):
             conn = self._connection()
+            if not set(PROVENANCE_FIELDS) <= _charge_columns(conn):
+                _add_columns(conn)  # left out when the file was opened read-only: fails here with why
             with _immediate(conn):
                 charges = self._read(conn)
                 if not self._fits(eps, dlt, charges):
@@ -510,16 +581,18 @@ class SQLiteLedger(Ledger):
                     )
                 stamp = _time.time()
                 cursor = conn.execute(
-                    "INSERT INTO charges (dataset, epsilon, delta, mechanism, label, parameters, time, status) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (self._dataset, eps, dlt, str(mechanism), str(label), params, stamp, status),
+                    "INSERT INTO charges (dataset, epsilon, delta, mechanism, label, parameters, time, status, "
+                    "model, solver, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (self._dataset, eps, dlt, str(mechanism), str(label), params, stamp, status,
+                     *(provenance[name] or None for name in PROVENANCE_FIELDS)),
                 )
                 rid = cursor.lastrowid
             assert rid is not None
             self._own.append(rid)
         return StoredCharge(epsilon=eps, delta=dlt, label=str(label), mechanism=str(mechanism),
                             released=status == "released", time=stamp, id=rid, status=status,
-                            dataset=self._dataset, parameters=None if params is None else json.loads(params))
+                            dataset=self._dataset, parameters=None if params is None else json.loads(params),
+                            **provenance)
 
     def _set_status(self, charge: Charge, status: Status, *, only_from: tuple[Status, ...]) -> StoredCharge:
         """Set a recorded charge's status (when it is one of ``only_from``) and return the row."""
@@ -531,7 +604,7 @@ class SQLiteLedger(Ledger):
         with self._lock, _translated(self._path):
             conn = self._connection()
             with _immediate(conn):
-                row = conn.execute(f"SELECT {_COLUMNS} FROM charges WHERE id = ? AND dataset = ?",
+                row = conn.execute(f"SELECT {_select(conn)} FROM charges WHERE id = ? AND dataset = ?",
                                    (charge.id, self._dataset)).fetchone()
                 stored = None if row is None else _row_charge(row)
                 if stored is None or (stored.epsilon, stored.delta, stored.time, stored.label,
@@ -659,7 +732,7 @@ class SQLiteLedger(Ledger):
             name = c.mechanism or "-"
             label = f" {'; '.join(c.label.splitlines())}" if c.label else ""
             lines.append(f"  {c.id:>4}. {iso_time(c.time)}  ε={c.epsilon:.6g} δ={c.delta:.6g}  "
-                         f"{name}{label}  [{c.status}]")
+                         f"{name}{label}{provenance_text(c)}  [{c.status}]")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -3,13 +3,19 @@
 ==============================  ====================================================================
 estimator                       mechanisms (``mechanism=``)
 ==============================  ====================================================================
-:class:`DPLogisticRegression`   logistic or smoothed-hinge loss: ``"objective-perturbation"``
-                                (default), ``"output-perturbation"``, ``"dp-gd"``, ``"dp-sgd"``
+:class:`DPLogisticRegression`   logistic or smoothed-hinge loss: ``"auto"`` (default, chosen from
+                                public facts), ``"objective-perturbation"``,
+                                ``"output-perturbation"``, ``"dp-gd"``, ``"dp-sgd"``; k ≥ 3
+                                declared classes: the multinomial logistic loss (DP-GD, DP-SGD)
 :class:`DPRidge`                squared loss + (α/2)‖θ‖² over an ℓ2 ball: the same four
 :class:`DPLasso`                squared loss over an ℓ1 ball: ``"frank-wolfe"`` (TTZ14 Alg. 4, default),
                                 ``"mirror-descent"``
 :class:`DPHalfspaceClassifier`  0/1 loss over an integer grid (needs a Schema): ``"rspm"``
                                 (default), ``"opdisc"``
+:class:`DPOneVsRestClassifier`  k binary fits of a dpopt classifier, one per declared class, each
+                                with ε/k and δ/k
+:class:`SchemaEncoder`          encodes a table by its declared Schema (fits nothing on the data),
+                                so a Pipeline built with it reads no statistic of the private table
 :class:`DPSearchCV`             private hyperparameter search over the first three
                                 (:class:`dpopt.PrivateSelection`; one charge for the whole search)
 ==============================  ====================================================================
@@ -19,8 +25,10 @@ Every estimator follows scikit-learn's conventions (``fit`` returns self; ``pred
 ``feature_names_in_``) and keeps the :class:`~dpopt.mechanisms.release.Release` of its fit
 as ``release_``.  Bounds are declarations: without a ``schema``, ``x_bound`` (the row-norm
 bound) is required and rows are clipped to it; with one, ``fit`` takes the raw table and
-encodes it through the schema.  Classes are declared with ``classes=[negative, positive]``;
-without them they are read off ``y`` with a warning (the label set is then not private).
+encodes it through the schema.  Classes are declared with ``classes=[negative, positive]``
+(binary) or ``classes=[c_1, …, c_k]`` (multi-class: a multinomial model with ``coef_`` of shape
+(k, d) in one charge, or :class:`DPOneVsRestClassifier`, k charges of ε/k); without them they
+are read off ``y`` with a warning (the label set is then not private).
 
 ``random_state``: None (default) draws the noise from OS entropy (secure); an int gives
 reproducible noise for experiments (not secure).
@@ -49,8 +57,11 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError("dpopt.sklearn needs scikit-learn: pip install 'dpopt[sklearn]'") from exc
 
+from dpopt.sklearn.encoder import SchemaEncoder
 from dpopt.sklearn.halfspace import DPHalfspaceClassifier
 from dpopt.sklearn.linear import DPLasso, DPLogisticRegression, DPRidge
+from dpopt.sklearn.multiclass import DPOneVsRestClassifier
 from dpopt.sklearn.search import DPSearchCV
 
-__all__ = ["DPHalfspaceClassifier", "DPLasso", "DPLogisticRegression", "DPRidge", "DPSearchCV"]
+__all__ = ["DPHalfspaceClassifier", "DPLasso", "DPLogisticRegression", "DPOneVsRestClassifier", "DPRidge",
+           "DPSearchCV", "SchemaEncoder"]

@@ -21,6 +21,7 @@ would otherwise record NaN scores and carry on; pass it ``error_score="raise"``.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 import warnings
@@ -51,7 +52,7 @@ from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.norms import norm_order
 from dpopt.modeling.readers import UNKNOWN_LABEL_POLICIES
 from dpopt.modeling.rows import class_labels, clip_rows
-from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, Schema
+from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, LabelMap, Numeric, Schema
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.ledger import Ledger
 
@@ -167,9 +168,13 @@ class DPEstimatorBase(BaseEstimator):
     # ---- public checks (no data) ----------------------------------------------------------
     def _check_public(self) -> tuple[type[Mechanism], dict[str, Any]]:
         """Every check that needs no data; the mechanism class and its options."""
-        if self.mechanism not in self._mechanisms:
+        name = self._mechanism_name()
+        if name not in self._mechanisms:
+            known = ["auto", *self._mechanisms] if self._auto() is not None else list(self._mechanisms)
+            close = difflib.get_close_matches(str(self.mechanism), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise MechanismError(f"unknown mechanism {self.mechanism!r} for {type(self).__name__}: use one of "
-                                 f"{', '.join(map(repr, self._mechanisms))}")
+                                 f"{', '.join(map(repr, known))}{hint}")
         options = self.mechanism_options
         if options is not None and not (isinstance(options, Mapping) and all(isinstance(k, str) for k in options)):
             raise ModelError("mechanism_options must be a dict of keyword arguments for the mechanism")
@@ -193,7 +198,26 @@ class DPEstimatorBase(BaseEstimator):
             raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {self.unseen!r}")
         check_random_state_type(self.random_state)
         self._check_settings()
-        return self._mechanisms[self.mechanism], dict(options or {})
+        return self._mechanisms[name], dict(options or {})
+
+    def _auto(self, delta: float | None = None) -> tuple[str, str] | None:
+        """``mechanism="auto"``: (the mechanism's name, the rule that chose it) from public facts
+        only (the settings and declarations; ``delta`` the run's δ when it is not the estimator's,
+        as for a :class:`~dpopt.sklearn.DPSearchCV` candidate), or None when the estimator has
+        no automatic choice."""
+        return None
+
+    def _effective_delta(self, delta: float | None) -> float | None:
+        """The δ the automatic choice reads: the run's, else the declared one (None: 1/n² > 0)."""
+        return delta if delta is not None else (None if self.delta is None else float(self.delta))
+
+    def _mechanism_name(self, delta: float | None = None) -> str:
+        """The mechanism a fit uses: the declared one, or the automatic choice for ``"auto"``."""
+        if self.mechanism == "auto":
+            chosen = self._auto(delta)
+            if chosen is not None:
+                return chosen[0]
+        return str(self.mechanism)
 
     def _check_settings(self) -> None:
         """Estimator-specific public checks (subclasses)."""
@@ -263,6 +287,23 @@ class DPEstimatorBase(BaseEstimator):
             return ()
         return (*map(str, names), *((INTERCEPT,) if self.fit_intercept else ()))
 
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The names of ``coef_``'s columns: the design's features without the intercept.
+
+        With a schema these are its encoded names (one per one-hot category, ``<name>_missing``
+        indicators, ...), so ``coef_`` and its names line up even where ``feature_names_in_``
+        (the raw table's columns) is shorter; without one, ``feature_names_in_`` or ``x0``, ``x1``, ….
+        """
+        check_is_fitted(self, "release_")
+        names = list(self._names())
+        at = self._intercept_index()
+        if names and at is not None:
+            del names[at]
+        if not names:
+            width = self.coef_.shape[-1]
+            names = [f"x{j}" for j in range(width)]
+        return np.asarray(names, dtype=object)
+
     def _intercept_index(self) -> int | None:
         if self.schema is not None:
             start = 0
@@ -313,8 +354,13 @@ class DPEstimatorBase(BaseEstimator):
             Input that scikit-learn's validation or the encoding refuses (a wrong shape,
             NaN, ...), before any charge.
         """
+        self._classes_read = 0  # a previous fit's label set decides nothing for this one
         self._check_public()
-        mechanism, problem = self._mechanism_and_problem(self._encode(X, y))
+        data = self._encode(X, y)
+        mechanism, problem = self._mechanism_and_problem(data)
+        chosen = self._auto() if self.mechanism == "auto" else None
+        self.mechanism_ = self._mechanism_name()
+        self.mechanism_rule_ = chosen[1] if chosen is not None else "declared"
         try:
             release = mechanism.run(problem, solver=self.solver, seed=self._seed())
         except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
@@ -357,97 +403,200 @@ class DPEstimatorBase(BaseEstimator):
         """
         mechanism_class, options = self._check_public()
         eps = float(self.epsilon) if epsilon is None else float(epsilon)
+        if delta is not None and self.mechanism == "auto":  # the run's δ (a search candidate's) decides
+            mechanism_class = self._mechanisms[self._mechanism_name(float(delta))]
         if delta is None:
             delta = default_delta(data.n) if self.delta is None else float(self.delta)
         mechanism = mechanism_class(eps, delta, ledger=self.ledger if ledger is None else ledger, **options)
         return mechanism, self._problem(data)
 
+    def _outputs(self) -> int:
+        """k, the number of linear outputs of the fitted model (1 but for multinomial models)."""
+        return 1
+
     def _store(self, release: Release) -> None:
         theta = np.asarray(release.theta, dtype=np.float64)
+        k = self._outputs()
         at = self._intercept_index()
-        coef, intercept = (theta, 0.0) if at is None else (np.delete(theta, at), float(theta[at]))
         self.release_ = release
+        if k > 1:  # Θ is d×k, flattened row-major: coef_ is (k, d − 1) as scikit-learn's
+            matrix = theta.reshape(-1, k)
+            self._theta = matrix
+            self.coef_ = (matrix if at is None else np.delete(matrix, at, axis=0)).T.copy()
+            self.intercept_: Any = np.zeros(k) if at is None else matrix[at].copy()
+            return
+        coef, intercept = (theta, 0.0) if at is None else (np.delete(theta, at), float(theta[at]))
         self._theta = theta
         self.coef_ = coef[None, :] if self._coef_2d else coef
-        self.intercept_: Any = np.array([intercept]) if self._coef_2d else intercept
+        self.intercept_ = np.array([intercept]) if self._coef_2d else intercept
 
     def _linear(self, X: Any) -> np.ndarray:
-        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included)."""
+        """⟨θ, x⟩ of every row, or Θᵀx (n×k) for a multinomial model (rows mapped onto the
+        declarations, intercept included)."""
         check_is_fitted(self, "release_")
-        return self._design(self._features(X, reset=False)) @ self._theta
+        return np.asarray(self._design(self._features(X, reset=False)) @ self._theta)
+
+
+def class_indices(raw: np.ndarray, classes: np.ndarray, unknown_label: str) -> np.ndarray:
+    """Class indices 0, …, k − 1 of the labels ``raw`` in the declared ``classes``, row by row.
+
+    A label outside ``classes`` (or missing) is class 0 with ``unknown_label="negative"``, the
+    private policy (the first declared class plays the binary models' negative class); with
+    ``"error"`` it is refused, which checks one's own table and is not private.
+    """
+    index, known = class_membership(raw, classes)
+    if unknown_label == "error" and not np.all(known):
+        raise DataError("the label column holds a value outside the declared classes (or a missing one); "
+                        "unknown_label='error' checks your own table and is not private — a private run "
+                        "uses unknown_label='negative'")
+    return index
+
+
+def class_membership(raw: np.ndarray, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index, known): each label's position in ``classes`` (0 where unknown) and whether it is one
+    of them (a missing label is not)."""
+    index = np.zeros(len(raw), dtype=np.float64)
+    known = np.zeros(len(raw), dtype=bool)
+    values = raw.tolist()
+    for i, value in enumerate(classes.tolist()):
+        hit = np.array([_same_label(v, value) for v in values], dtype=bool)
+        index[hit & ~known] = float(i)
+        known |= hit
+    return index, known
+
+
+def _same_label(value: Any, declared: Any) -> bool:
+    """``value == declared`` for one label (False for a missing value or a type that cannot compare)."""
+    try:
+        return bool(value == declared)
+    except (TypeError, ValueError):
+        return False
 
 
 class DPClassifierBase(ClassifierMixin, DPEstimatorBase):
-    """Binary classifiers: declared ``classes=[negative, positive]`` map to −1/+1."""
+    """Classifiers: declared ``classes=[negative, positive]`` map to −1/+1; k ≥ 3 declared classes
+    map to the indices 0, …, k − 1 of a multinomial model (a d×k Θ)."""
 
     classes: Any
     unknown_label: str
     _coef_2d = True
 
+    def _declared_classes(self) -> list[Any] | None:
+        """The declared classes as a list (None when undeclared)."""
+        if self.classes is None:
+            return None
+        return list(self.classes) if not isinstance(self.classes, (str, bytes)) else []
+
     def _check_classes(self) -> None:
         if self.unknown_label not in UNKNOWN_LABEL_POLICIES:
             raise ModelError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}, got {self.unknown_label!r}")
-        if self.classes is not None:
-            cls = list(self.classes) if not isinstance(self.classes, (str, bytes)) else []
-            if len(cls) != 2 or bool(cls[0] == cls[1]):
-                raise ModelError("classes must be two distinct values: [negative, positive]")
+        cls = self._declared_classes()
+        if cls is not None and (len(cls) < 2 or len({repr(c) for c in cls}) != len(cls)):
+            raise ModelError("classes must be at least two distinct values: [negative, positive], or the k "
+                             "class labels of a multi-class model")
+
+    def _outputs(self) -> int:
+        k = len(getattr(self, "classes_", ()))
+        return k if k > 2 else 1
+
+    def _class_count(self) -> int:
+        """k: the declared classes, else those read from y by this fit's encoding (0 before it)."""
+        declared = self._declared_classes()
+        return len(declared) if declared is not None else int(getattr(self, "_classes_read", 0))
 
     def _targets(self, y: Any, n: int) -> tuple[np.ndarray, float | None]:
         y = column_or_1d(y, warn=True)
         check_consistent_length(np.empty(n), y)
-        if self.classes is not None:
-            self.classes_ = np.asarray(list(self.classes))
-            return class_labels(y, (self.classes_[0], self.classes_[1]), None, self.unknown_label), 1.0
+        declared = self._declared_classes()
+        if declared is not None:
+            self.classes_ = np.asarray(declared)
+            if len(declared) == 2:
+                return class_labels(y, (self.classes_[0], self.classes_[1]), None, self.unknown_label), 1.0
+            return class_indices(y, self.classes_, self.unknown_label), None  # indices: no |y| bound to clip to
         warnings.warn(f"{type(self).__name__}: classes were read from y, so the label set is not private; "
-                      "declare classes=[negative, positive] for a private fit", UserWarning, stacklevel=3)
+                      "declare classes=[...] (all the class labels) for a private fit", UserWarning, stacklevel=3)
         check_classification_targets(y)
         check_array(y, ensure_2d=False, dtype=None, input_name="y")  # NaN / inf in numeric labels
         found = np.unique(y)
-        if found.size != 2:
-            raise ValueError(f"Only binary classification is supported by {type(self).__name__}: y must hold "
-                             f"two classes, found {found.size} class(es); declare classes=[negative, positive]")
+        if found.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least two classes in y, found {found.size} class; "
+                             "declare classes=[...]")
         self.classes_ = found
-        return np.where(y == found[1], 1.0, -1.0), 1.0
+        self._classes_read = found.size
+        if found.size == 2:
+            return np.where(y == found[1], 1.0, -1.0), 1.0
+        return np.searchsorted(found, y).astype(np.float64), None
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included); positive
-        values predict ``classes_[1]``."""
+        """⟨θ, x⟩ of every row (positive values predict ``classes_[1]``), or the k class scores
+        Θᵀx of a multinomial model, shape (n, k) (rows mapped onto the declarations, intercept
+        included)."""
         return self._linear(X)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The positive class where ⟨θ, x⟩ > 0, else the negative class."""
+        """The class of the largest score (binary: the positive class where ⟨θ, x⟩ > 0)."""
         scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
         return self.classes_[(scores > 0).astype(int)]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         tags.classifier_tags.poor_score = True  # private noise: accuracy thresholds do not apply
         return tags
 
     def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
-        return {"binary_only": True, "poor_score": True}
+        return {"poor_score": True}
 
 
 class DPRegressorBase(RegressorMixin, DPEstimatorBase):
-    """Regressors: targets clipped to the declared ``y_bound``."""
+    """Regressors: targets clipped to the declared ``y_bound``, or declared in their own units
+    with ``label_spec=dp.Numeric(low, high, ...)`` (mapped onto [−1, 1] by that declaration,
+    fitted there, and predicted back in the table's units)."""
 
     y_bound: float | None
+    label_spec: Numeric | None
+
+    def _label_map(self) -> LabelMap | None:
+        """The public map of a label declared in its own units (None: ``y_bound`` only)."""
+        spec = getattr(self, "label_spec", None)
+        return None if spec is None else LabelMap("y", spec)
 
     def _targets(self, y: Any, n: int) -> tuple[np.ndarray, float | None]:
         y = column_or_1d(y, warn=True)
         check_consistent_length(np.empty(n), y)
+        label_map = self._label_map()
+        if label_map is not None:
+            return label_map.map_labels(y), 1.0
         y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
         return y, float(self.y_bound) if self.y_bound is not None else None
 
     def _check_y_bound(self) -> None:
+        spec = getattr(self, "label_spec", None)
+        if spec is not None:
+            if self.y_bound is not None:
+                raise ModelError("declare the label once: y_bound (|y| ≤ y_bound) or label_spec=dp.Numeric(low, high), "
+                                 "not both")
+            LabelMap("y", spec)  # a Numeric declaration, or a one-line refusal
+            return
         if self.y_bound is None:
-            raise ModelError("declare y_bound (a public bound on |y|; targets beyond it are clipped)")
+            raise ModelError("declare y_bound (a public bound on |y|; targets beyond it are clipped) or "
+                             "label_spec=dp.Numeric(low, high) (a label in its own units)")
         positive_number(self.y_bound, "y_bound")
 
+    def _store(self, release: Release) -> None:
+        super()._store(release)
+        label_map = self._label_map()
+        if label_map is not None:  # coef_ and intercept_ in the table's units (post-processing)
+            self.coef_, self.intercept_ = label_map.linear_from_unit(self.coef_, float(self.intercept_))
+
     def predict(self, X: Any) -> np.ndarray:
-        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included)."""
-        return self._linear(X)
+        """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included), in the
+        label's own units when it was declared with ``label_spec``."""
+        z = self._linear(X)
+        label_map = self._label_map()
+        return z if label_map is None else label_map.from_unit(z)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

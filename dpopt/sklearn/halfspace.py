@@ -102,6 +102,25 @@ class DPHalfspaceClassifier(DPClassifierBase):
     def _check_settings(self) -> None:
         self._grid()
         self._check_classes()
+        declared = self._declared_classes()
+        if declared is not None and len(declared) != 2:
+            raise ModelError(f"{type(self).__name__} is binary (a halfspace): declare classes=[negative, positive], "
+                             f"not {len(declared)} classes; for several classes use DPLogisticRegression")
+
+    def _targets(self, y: Any, n: int) -> tuple[Any, float | None]:
+        labels, bound = super()._targets(y, n)
+        if len(self.classes_) != 2:
+            raise ValueError(f"{type(self).__name__} is binary: y holds {len(self.classes_)} classes; "
+                             "for several classes use DPLogisticRegression")
+        return labels, bound
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"binary_only": True, "poor_score": True}
 
     def _problem(self, data: Dataset) -> DiscreteProblem:
         return DiscreteProblem(ZeroOneLoss(data, Variable(data.n_features), self._grid()))

@@ -13,10 +13,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
+from sklearn.base import clone
 from sklearn.utils.metaestimators import available_if
 
-from dpopt.errors import ModelError
+from dpopt.errors import MechanismError, ModelError
+from dpopt.mechanisms.adassp import AdaSSP
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
 from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
@@ -24,14 +26,21 @@ from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
 from dpopt.modeling.dataset import Dataset
-from dpopt.modeling.losses import LogisticLoss, Loss, SmoothedHingeLoss, SquaredLoss
+from dpopt.modeling.losses import (
+    LogisticLoss,
+    Loss,
+    MultinomialLogisticLoss,
+    SmoothedHingeLoss,
+    SquaredLoss,
+)
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L2Squared
-from dpopt.modeling.schema import Schema
+from dpopt.modeling.schema import Numeric, Schema
 from dpopt.modeling.sets import L1Ball, L2Ball
 from dpopt.modeling.variable import Variable
 from dpopt.privacy.ledger import Ledger
 from dpopt.sklearn._base import DPClassifierBase, DPRegressorBase, positive_number
+from dpopt.sklearn.multiclass import DPOneVsRestClassifier
 
 #: mechanisms of the ℓ2 models (logistic regression, ridge), by their estimator names
 CONVEX_MECHANISMS: dict[str, type[Mechanism]] = {
@@ -123,10 +132,11 @@ class DPLogisticRegression(DPClassifierBase):
     give scikit-learn's model selection ``error_score="raise"``.
     """
 
-    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = CONVEX_MECHANISMS
+    #: "one-vs-rest": k binary objective-perturbation fits of ε/k (declared classes only)
+    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {**CONVEX_MECHANISMS, "one-vs-rest": ObjectivePerturbation}
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
-                 mechanism: str = "objective-perturbation", loss: str = "logistic", alpha: float = 0.0,
+                 mechanism: str = "auto", loss: str = "logistic", alpha: float = 0.0,
                  radius: float | None = 10.0, fit_intercept: bool = True, x_bound: float | None = None,
                  x_norm: Any = 2, schema: Schema | None = None, classes: Any = None,
                  unknown_label: str = "negative", unseen: str = "zero", solver: Any = "auto",
@@ -155,15 +165,84 @@ class DPLogisticRegression(DPClassifierBase):
             raise ModelError(f"unknown loss {self.loss!r}: use one of {', '.join(map(repr, LOSSES))}")
         _check_radius_alpha(self.radius, self.alpha)
         self._check_classes()
+        k = self._class_count()
+        if k > 2 and self.loss != "logistic":
+            if self._declared_classes() is None:  # read from y: scikit-learn's wording for a binary-only estimator
+                raise ValueError(f"Only binary classification is supported with loss={self.loss!r}. The type of the "
+                                 "target is multiclass; use loss='logistic' (the multinomial logistic loss)")
+            raise ModelError(f"{k} classes need loss='logistic' (the multinomial logistic loss); "
+                             f"{self.loss!r} is binary")
+        name = self._mechanism_name()
+        if name == "one-vs-rest" and self._declared_classes() is None:
+            raise ModelError("mechanism='one-vs-rest' splits the budget over the classes: declare classes=[...]")
+        cls = self._mechanisms[name]
+        if k > 2 and not cls.multi_output and name != "one-vs-rest":
+            able = [name for name, c in self._mechanisms.items() if c.multi_output]
+            raise MechanismError(f"mechanism {self.mechanism!r} fits binary models only; {k} classes need "
+                                 f"one of {', '.join(map(repr, able))} (or mechanism='auto'), or "
+                                 "dpopt.sklearn.DPOneVsRestClassifier (one binary fit per class)")
+
+    def _auto(self, delta: float | None = None) -> tuple[str, str]:
+        """The mechanism of ``mechanism="auto"`` from public facts (classes, solver; see
+        docs/choosing.md for the measurements behind the rule)."""
+        k = self._class_count()
+        if k > 2:
+            return "dp-gd", (f"{k} classes: the multinomial loss by DP-GD, one charge (one-vs-rest with independent "
+                             "noise per class was far less accurate wherever measured)")
+        if self._effective_delta(delta) == 0.0:
+            return "objective-perturbation", "δ = 0: pure ε-DP, objective perturbation (DP-GD needs δ > 0)"
+        if self.solver != "auto":
+            return "objective-perturbation", "an explicit solver: objective perturbation, the mechanism that calls one"
+        return "dp-gd", "binary classification: DP-GD (adaptive clipping) is the most accurate default measured"
+
+    def fit(self, X: Any, y: Any) -> DPLogisticRegression:
+        """Fit privately (:meth:`DPEstimatorBase.fit`); ``mechanism="one-vs-rest"`` (the automatic
+        choice for k ≥ 3 declared classes) fits k binary models with (ε/k, δ/k) each through
+        :class:`~dpopt.sklearn.DPOneVsRestClassifier` and keeps their combined release."""
+        self._classes_read = 0
+        self._check_public()
+        if self._mechanism_name() != "one-vs-rest":
+            super().fit(X, y)
+            return self
+        chosen = self._auto() if self.mechanism == "auto" else None
+        template = clone(self).set_params(mechanism="objective-perturbation", classes=[0, 1])
+        ovr = DPOneVsRestClassifier(template, classes=self.classes).fit(X, y)
+        self.mechanism_, self.mechanism_rule_ = "one-vs-rest", chosen[1] if chosen is not None else "declared"
+        self.classes_ = ovr.classes_
+        self.n_features_in_ = ovr.n_features_in_
+        if hasattr(ovr, "feature_names_in_"):
+            self.feature_names_in_ = ovr.feature_names_in_
+        self.release_, self.releases_ = ovr.release_, ovr.releases_
+        self._theta = np.column_stack([est._theta for est in ovr.estimators_])
+        self.coef_, self.intercept_ = ovr.coef_, ovr.intercept_
+        return self
 
     def _problem(self, data: Dataset) -> Problem:
-        theta = Variable(data.n_features)
-        return _l2_problem(LOSSES[self.loss](data, theta), theta, self.radius, float(self.alpha))
+        k = self._outputs()
+        if k > 1:
+            theta = Variable(data.n_features * k)
+            loss: Loss = MultinomialLogisticLoss(data, theta, classes=k)
+        else:
+            theta = Variable(data.n_features)
+            loss = LOSSES[self.loss](data, theta)
+        return _l2_problem(loss, theta, self.radius, float(self.alpha))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self.loss == "logistic"  # the smoothed hinge is binary
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"poor_score": True, "binary_only": self.loss != "logistic"}
 
     @available_if(lambda est: est.loss == "logistic")
     def predict_proba(self, X: Any) -> np.ndarray:
-        """[P(negative), P(positive)] of the logistic model (post-processing of the release)."""
-        p = expit(self.decision_function(X))
+        """The class probabilities of the logistic model, shape (n, k) (post-processing of the
+        release): [P(negative), P(positive)] for two classes, softmax(Θᵀx) for k ≥ 3."""
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return np.asarray(softmax(scores, axis=1))
+        p = expit(scores)
         return np.column_stack([1.0 - p, p])
 
 
@@ -171,10 +250,19 @@ class DPRidge(DPRegressorBase):
     """Differentially private ridge regression.
 
     Minimizes (1/n) Σ (⟨θ, xᵢ⟩ − yᵢ)² + (α/2)‖θ‖² over ‖θ‖₂ ≤ ``radius`` (the squared loss is
-    Lipschitz only on a bounded domain, so the radius is required).  Parameters as in
-    :class:`DPLogisticRegression`, plus ``y_bound`` (required: a public bound on |y|; targets
-    beyond it are clipped), without ``loss``, ``classes`` and ``unknown_label``.  ``alpha``
-    defaults to 0.01.
+    Lipschitz only on a bounded domain, so the gradient mechanisms need the radius).
+    Parameters as in :class:`DPLogisticRegression`, without ``loss``, ``classes`` and
+    ``unknown_label``, plus the label's declaration, one of:
+
+    * ``y_bound``: a public bound on |y| (targets beyond it are clipped);
+    * ``label_spec=dp.Numeric(low, high, grid=...)``: the label in its own units (say a
+      blood-pressure reading in [80, 200]); it is mapped onto [−1, 1] by that declaration,
+      the model is fitted there, and ``predict``, ``coef_`` and ``intercept_`` are in the
+      table's units again.
+
+    ``mechanism="auto"`` (default) is AdaSSP (:class:`dpopt.AdaSSP`, [Wan18] Alg. 2:
+    sufficient statistics with a privately chosen ridge, no solver); ``"adassp"`` names it.
+    ``alpha`` defaults to 0.01.
 
     Attributes
     ----------
@@ -189,13 +277,13 @@ class DPRidge(DPRegressorBase):
     :class:`~dpopt.sklearn.DPSearchCV`.
     """
 
-    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = CONVEX_MECHANISMS
+    _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {**CONVEX_MECHANISMS, "adassp": AdaSSP}
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
-                 mechanism: str = "objective-perturbation", alpha: float = 0.01, radius: float = 10.0,
+                 mechanism: str = "auto", alpha: float = 0.01, radius: float = 10.0,
                  fit_intercept: bool = True, x_bound: float | None = None, x_norm: Any = 2,
-                 y_bound: float | None = None, schema: Schema | None = None, unseen: str = "zero",
-                 solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
+                 y_bound: float | None = None, label_spec: Numeric | None = None, schema: Schema | None = None,
+                 unseen: str = "zero", solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
                  mechanism_options: dict[str, Any] | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -206,6 +294,7 @@ class DPRidge(DPRegressorBase):
         self.x_bound = x_bound
         self.x_norm = x_norm
         self.y_bound = y_bound
+        self.label_spec = label_spec
         self.schema = schema
         self.unseen = unseen
         self.solver = solver
@@ -216,6 +305,15 @@ class DPRidge(DPRegressorBase):
     def _check_settings(self) -> None:
         _check_radius_alpha(self.radius, self.alpha, radius_required=True)
         self._check_y_bound()
+
+    def _auto(self, delta: float | None = None) -> tuple[str, str]:
+        """AdaSSP for every ridge fit (see docs/choosing.md for the measurements behind the rule),
+        objective perturbation when a solver is named (AdaSSP calls none)."""
+        if self._effective_delta(delta) == 0.0:
+            return "objective-perturbation", "δ = 0: pure ε-DP, objective perturbation (AdaSSP needs δ > 0)"
+        if self.solver != "auto":
+            return "objective-perturbation", "an explicit solver: objective perturbation, the mechanism that calls one"
+        return "adassp", "linear regression: AdaSSP (sufficient statistics, a private ridge) is the most accurate measured"
 
     def _problem(self, data: Dataset) -> Problem:
         theta = Variable(data.n_features)
@@ -252,8 +350,8 @@ class DPLasso(DPRegressorBase):
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, mechanism: str = "frank-wolfe",
                  radius: float = 1.0, alpha: float = 0.0, fit_intercept: bool = True,
                  x_bound: float | None = None, x_norm: Any = "inf", y_bound: float | None = None,
-                 schema: Schema | None = None, unseen: str = "zero", solver: Any = "auto",
-                 random_state: Any = None, ledger: Ledger | None = None,
+                 label_spec: Numeric | None = None, schema: Schema | None = None, unseen: str = "zero",
+                 solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
                  mechanism_options: dict[str, Any] | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -264,6 +362,7 @@ class DPLasso(DPRegressorBase):
         self.x_bound = x_bound
         self.x_norm = x_norm
         self.y_bound = y_bound
+        self.label_spec = label_spec
         self.schema = schema
         self.unseen = unseen
         self.solver = solver

@@ -80,11 +80,12 @@ def test_show_and_history(path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
     assert _run(["history", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:4] == ["id", "time", "(UTC)", "dataset"]
+    assert lines[0].split() == ["id", "time", "(UTC)", "dataset", "model", "mechanism", "solver", "ε", "δ",
+                                "status", "label", "command"]
     first, second = lines[1].split(), lines[2].split()
-    assert first[0] == "1" and first[1].endswith("Z") and first[2] == "adult"
-    assert lines[1].endswith("released  logistic n=100") and "objective perturbation" in lines[1]
-    assert second[0] == "2" and second[2] == "census" and "withheld" in second and second[-1] == "lasso"
+    assert first[0] == "1" and first[1].endswith("Z") and first[2:4] == ["adult", "-"]  # no model recorded
+    assert lines[1].endswith("released  logistic n=100  -") and "objective perturbation  -" in lines[1]
+    assert second[0] == "2" and second[2] == "census" and "withheld" in second and second[-2:] == ["lasso", "-"]
     assert _run(["history", str(path), "--dataset", "adult"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
 

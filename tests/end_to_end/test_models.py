@@ -49,4 +49,4 @@ def test_model_script_runs(case: str, capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "Release from" in out.out and "NOT certified" not in out.out
-    assert "evaluation (non-private" in out.out
+    assert "evaluation (NOT PRIVATE" in out.out

@@ -224,13 +224,17 @@ def test_labels_outside_the_declared_classes_follow_the_policy():
     assert "maybe" not in str(err.value) and len(ledger.charges) == 1
 
 
-def test_classes_read_from_y_warn_and_must_be_two():
+def test_classes_read_from_y_warn_and_several_need_the_logistic_loss():
     X, y = separable()
     with pytest.warns(UserWarning, match="not private"):
         model = DPLogisticRegression(x_bound=2.0, random_state=0, ledger=dp.Ledger()).fit(X, y)
     assert model.classes_.tolist() == ["no", "yes"]
+    three = np.arange(len(y)) % 3
+    with pytest.warns(UserWarning, match="not private"):
+        multinomial = DPLogisticRegression(x_bound=2.0, random_state=0, ledger=dp.Ledger()).fit(X, three)
+    assert multinomial.coef_.shape == (3, X.shape[1]) and multinomial.mechanism_ == "dp-gd"
     with pytest.warns(UserWarning), pytest.raises(ValueError, match="Only binary"):
-        DPLogisticRegression(x_bound=2.0, ledger=dp.Ledger()).fit(X, np.arange(len(y)) % 3)
+        DPLogisticRegression(x_bound=2.0, loss="smoothed-hinge", ledger=dp.Ledger()).fit(X, three)
 
 
 def test_halfspace_classifier_in_cross_validation():

@@ -509,13 +509,6 @@ def test_release_reports_mode_and_sigma_and_charges_once():
     assert "(0.5, 1e-06)-DP" in r2.summary()
 
 
-def test_default_iterations_follow_the_paper():
-    _, _, prob = _lasso(n=1000, p=5)
-    r = PolytopeFrankWolfe(1.0, 1e-6, ledger=dp.Ledger()).run(prob, seed=0)
-    # T = Γ^{2/3}(nε)^{2/3}/(L₁‖C‖₁)^{2/3} with Γ = 8, L₁ = 2(1 + 1)·1 = 4, ‖C‖₁ = 1
-    assert r.parameters["steps"] == math.ceil((8 * 1000 / 4) ** (2 / 3))
-
-
 def test_lasso_bench_smoke(tmp_path, capsys):
     from dpopt.bench import get
 

@@ -154,10 +154,17 @@ def _regularizers(d: int) -> dict[str, Callable[[], tuple[Any, ...]]]:
 Shape = tuple[Any, "str | None", str]
 
 
+#: classes of the multinomial loss here: its θ is d×2, so it runs without a set of dimension d
+CLASSES = 2
+
+
 def _shapes() -> Iterator[Shape]:
     for loss in LOSSES:
         if loss is dp.ZeroOneLoss:
             yield loss, None, "none"
+            continue
+        if loss is dp.MultinomialLogisticLoss:
+            yield from ((loss, None, reg) for reg in ("none", "l2sq"))
             continue
         for reg in _regularizers(2):
             yield loss, None, reg
@@ -186,6 +193,9 @@ def _problem(shape: Shape, data: dp.Dataset) -> Any:
     theta = dp.Variable(d)
     if loss_cls is dp.ZeroOneLoss:
         return dp.DiscreteProblem(dp.ZeroOneLoss(data, theta, dp.IntegerGrid(1, -1, 1, l2_bound=math.sqrt(d))))
+    if loss_cls is dp.MultinomialLogisticLoss:
+        wide = dp.Variable(d * CLASSES)
+        return dp.Problem(loss_cls(data, wide, classes=CLASSES), regularizer=_regularizers(d * CLASSES)[reg]() or None)
     constraint = None if set_name is None else _set(set_name)
     regs = _regularizers(d)[reg]()
     return dp.Problem(loss_cls(data, theta), constraint=constraint, regularizer=regs or None)
@@ -480,7 +490,10 @@ def test_every_loss_shares_one_dataset_so_selection_accepts_it():
     candidates' problems; mapping twice is the identity."""
     data = _dataset(_features(2), _labels())
     for loss in (c for c in LOSSES if c is not dp.ZeroOneLoss):
-        first, second = loss(data, dp.Variable(2)), loss(data, dp.Variable(2))
+        if loss is dp.MultinomialLogisticLoss:
+            first, second = (loss(data, dp.Variable(2 * CLASSES), classes=CLASSES) for _ in range(2))
+        else:
+            first, second = loss(data, dp.Variable(2)), loss(data, dp.Variable(2))
         assert first.data is second.data
         assert first.data.with_class_labels() is first.data.with_class_labels()
 

@@ -110,28 +110,32 @@ def test_scale_and_to_integers_are_exact():
     assert np.abs(A).max() <= max(s.integer_bound(j) for j in range(3))
 
 
-@pytest.mark.parametrize("bad, other", [
-    (np.array([[np.nan, 0.0, 1.0, 0.0, 0.0]]), np.array([[0.7, np.nan, 0.0, 0.2, 0.0]])),
-    (np.array([[np.inf, 0.0, 1.0, 0.0, 0.0]]), np.array([[0.3, 0.0, -np.inf, 0.0, 0.5]])),
+@pytest.mark.parametrize("bad, other", [  # a NaN or inf in the same column, different values elsewhere
+    (np.array([[np.nan, 0.0, 1.0, 0.0, 0.0]]), np.array([[np.nan, 0.7, 0.0, 0.2, 0.0]])),
+    (np.array([[0.5, 0.0, 1.0, np.inf, 0.0]]), np.array([[0.3, 1.0, 0.0, -np.inf, 0.5]])),
     (np.zeros((2, 4)), np.ones((2, 4))),  # wrong width
     (np.zeros(5), np.full(5, 0.25)),  # not 2-D
     (np.array([["a", "b", "c", "d", "e"]]), np.array([["v", "w", "x", "y", "z"]])),  # not numeric
 ])
 def test_only_nan_shape_and_dtype_are_refused_and_messages_name_no_value(bad, other):
+    """A NaN (no missing-value policy declared), an inf, a wrong shape or dtype: the message names
+    the column at most, so it is the same for any values of the same shape and column."""
     messages = []
     for X in (bad, other):
         with pytest.raises(DataError) as e:
             SCHEMA.map_rows(X)
         messages.append(str(e.value))
-    assert messages[0] == messages[1]  # the same for any values of the same shape
+    assert messages[0] == messages[1]
 
 
 def test_encode_tables_and_undeclared_categories():
     pd = pytest.importorskip("pandas")
-    frame = pd.DataFrame({"c": ["y", "w", None], "a": [0.3, -2.0, 0.5], "b": [1, 0, 1], "extra": [1, 2, 3]})
+    frame = pd.DataFrame({"c": ["y", "w", "v"], "a": [0.3, -2.0, 0.5], "b": [1, 0, 1], "extra": [1, 2, 3]})
     expected = [[0.25, 1.0, 0.0, 1.0, 0.0], [-1.0, 0.0, 0.0, 0.0, 0.0], [0.5, 1.0, 0.0, 0.0, 0.0]]
     np.testing.assert_array_equal(SCHEMA.encode(frame), expected)
     np.testing.assert_array_equal(SCHEMA.encode({k: frame[k].to_numpy() for k in ("a", "b", "c")}), expected)
+    with pytest.raises(DataError, match="column 'c' has missing values"):  # missing is not undeclared
+        SCHEMA.encode(frame.assign(c=["y", "w", None]))
     with pytest.raises(DataError, match="no column 'b'"):
         SCHEMA.encode({"a": [0.0], "c": ["x"]})
     with pytest.raises(DataError, match="not numeric"):

@@ -1,0 +1,314 @@
+"""AdaSSP: sufficient-statistics perturbation with a privately chosen ridge (Wang 2018, Alg. 2).
+
+For linear regression with the squared loss, ``(1/n) Σ (θᵀx_i − y_i)²``, the mechanism
+releases three noisy sufficient statistics and solves a ridge regression on them; it calls
+no solver:
+
+1. the smallest eigenvalue λ_min(XᵀX), a scalar;
+2. XᵀX, released as its upper triangle (diagonal included, k = d(d+1)/2 values) and mirrored;
+3. Xᵀy, a d-vector;
+
+then (Wan18 Alg. 2, lines 2, 3 and 6)
+
+    λ̃_min = max(λ̂_min − shift, 0),    λ = max(0, τ − λ̃_min),    θ = (XᵀX^ + λI)⁻¹ Xᵀy^,
+
+where hats are the noisy releases.  Everything after the three releases is post-processing.
+
+Privacy (replace-one neighbours)
+--------------------------------
+Every row has ‖x‖₂ ≤ B (the dataset's declared x bound, in ℓ2 through
+:meth:`~dpopt.modeling.dataset.Dataset.x_bound_in`) and |y| ≤ Y (its declared ``y_bound``);
+rows outside are mapped onto the bounds when the dataset is built.  Replacing the row (x, y)
+by (x', y') changes XᵀX by E = x'x'ᵀ − xxᵀ and Xᵀy by x'y' − xy.  The paper's neighbours
+are add/remove-one; dpopt's are replace-one, and the sensitivities are derived for that:
+
+* **λ_min(XᵀX)**: E is a difference of two PSD rank-one matrices, −xxᵀ ⪯ E ⪯ x'x'ᵀ, so its
+  eigenvalues lie in [−‖x‖², ‖x'‖²] and ‖E‖_op ≤ B².  Weyl's inequality gives
+  |λ_min(A + E) − λ_min(A)| ≤ ‖E‖_op, so **Δ₁ = B²** — the paper's add/remove value, *not*
+  twice it (the two rank-one changes have opposite signs).  The centre is clamped to
+  [0, nB²] (a 1-Lipschitz map; λ_min of a PSD matrix with trace ≤ nB² lies there), so a
+  floating-point eigenvalue slightly below 0 changes nothing.
+* **The upper triangle of XᵀX** (the ℓ2 norm of the released k-vector):
+  ‖triu(E)‖₂² = ½(‖E‖_F² + Σ_i E_ii²), with ‖E‖_F² = ‖x‖⁴ + ‖x'‖⁴ − 2(xᵀx')² ≤ 2B⁴ and
+  Σ_i E_ii² = Σ_i (x'_i² − x_i²)² ≤ Σ_i (x'_i⁴ + x_i⁴) ≤ ‖x'‖⁴ + ‖x‖⁴ ≤ 2B⁴ (the cross terms
+  are ≤ 0, and Σ a_i² ≤ (Σ a_i)² for a_i ≥ 0).  So **Δ₂ = √2·B²** for d ≥ 2, attained by
+  x = B·e₁, x' = B·e₂; for d = 1 the triangle is the single entry x'² − x², so Δ₂ = B².
+  Under add/remove ‖triu(xxᵀ)‖₂ ≤ ‖x‖² ≤ B²: replace-one costs √2, not 2.  Mirroring the
+  noisy triangle gives the paper's symmetric noise Z_ij = Z_ji (post-processing).
+* **Xᵀy**: ‖x'y' − xy‖₂ ≤ ‖x'‖|y'| + ‖x‖|y| ≤ **Δ₃ = 2·B·Y**, twice the paper's add/remove
+  B·Y (attained by x' = x, y' = −y).
+
+(ε, δ) is split into three equal parts, as in the paper, and composed by **basic
+composition** (DR14 Thm. 3.16): each release is (ε/3, δ/3)-DP, the triple is (ε, δ)-DP.
+(Splitting a zCDP budget instead would need about 1.7× less noise on each release at
+ε ∈ [0.1, 5], δ = 10⁻⁶; this mechanism claims the paper's split, nothing else.)
+
+Each release is exact on its own public grid ([CKS20]; :mod:`dpopt.privacy.grid`): the centre
+is rounded onto γ_iℤ^{k_i}, γ_i = ``grid_step(min(Δ_i, Δ_i/(ε/3)), √k_i)`` (a power of two read
+from Δ_i, ε and k_i only; ``parameters["grid_step_…"]``), and exact discrete Gaussian noise is
+added in grid units (:func:`~dpopt.privacy.grid.gaussian_on_grid`).  Rounded neighbours differ
+by at most Δ_i/γ_i + √k_i grid steps in ℓ2, and the calibration pays for exactly that: the
+scalar λ_min by the discrete Gaussian's exact profile ([CKS20] Thm. 7) at the integer shift
+⌊Δ₁/γ₁⌋ + 1, the two vectors by its zCDP ρ = reach²/(2σ²) with the [CKS20] conversion.  Every
+noisy statistic is an integer multiple of its γ_i, and which multiples are reachable does not
+depend on the data.
+
+The ridge (post-processing)
+---------------------------
+Wan18 Alg. 2 releases its statistics with σ_paper(Δ) = √(log(6/δ))·Δ/(ε/3) and sets (line 2)
+λ̃_min = max(λ_min + σ_paper(B²)·Z − σ_paper(B²)·√(log(6/δ)), 0) and (line 3)
+λ = max(0, √(d·log(6/δ)·log(2d²/δ))·B²/(ε/3) − λ̃_min), i.e. τ = σ_paper(B²)·√(d·log(2d²/δ)),
+a high-probability bound on the operator norm of the symmetric noise matrix.  dpopt keeps the
+rule and its constants with σ_paper replaced by the σ it actually draws: the shift is
+σ₁·√(log(6/δ)) (σ₁ of the λ_min release) and τ = σ₂·√(d·log(2d²/δ)) (σ₂ of the XᵀX release);
+with the paper's σ both are exactly lines 2 and 3.
+
+A declared ``L2Squared`` term of weight Λ makes the objective
+(1/n)Σ(θᵀx − y)² + (Λ/2)‖θ‖², whose normal equations are (XᵀX + (nΛ/2)I)θ = Xᵀy; the ridge
+is then max(nΛ/2, λ): line 3 asks for λ_min(XᵀX) + ridge ≳ τ, and the declared ridge counts
+toward it.  θ solves (XᵀX^ + λI)θ = Xᵀy^ by least squares (:func:`numpy.linalg.lstsq`: the
+minimum-norm solution when the noisy matrix is singular, so no noisy value — and no row —
+can make the solve fail), and is projected onto the ``L2Ball`` when one is declared.  The
+release's ``noisy_min_eigenvalue`` (λ̂_min as released) and ``noisy_ridge`` (λ) are further
+noisy outputs covered by the guarantee.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpopt.errors import MechanismError
+from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, RunOptions, SolverNeed
+from dpopt.mechanisms.params import Interval, Real, arguments
+from dpopt.mechanisms.pipeline import Outcome
+from dpopt.modeling.dataset import Dataset
+from dpopt.modeling.losses import SquaredLoss
+from dpopt.modeling.problem import Problem
+from dpopt.modeling.readers import compute
+from dpopt.privacy.grid import gaussian_on_grid
+from dpopt.privacy.ledger import Ledger
+
+__all__ = ["AdaSSP", "AdaSSPPlan", "adassp_ridge", "gram_sensitivity", "sufficient_statistics"]
+
+#: what AdaSSP accepts (the one-line refusal of anything else names it)
+ACCEPTS = ("AdaSSP accepts the squared loss (SquaredLoss) with no constraint set or an L2Ball, "
+           "and at most an L2Squared regularizer")
+
+
+def gram_sensitivity(x_bound: float, dim: int) -> float:
+    """ℓ2 sensitivity of the upper triangle of XᵀX under replace-one (module docstring).
+
+    Parameters
+    ----------
+    x_bound : float
+        B, the declared bound on ‖x‖₂.
+    dim : int
+        d, the number of features.
+
+    Returns
+    -------
+    float
+        √2·B² for d ≥ 2 (rounded up), B² for d = 1.
+    """
+    square = x_bound * x_bound
+    return square if dim == 1 else math.nextafter(math.sqrt(2.0) * square, math.inf)
+
+
+def adassp_ridge(noisy_min_eigenvalue: float, *, shift: float, threshold: float, floor: float = 0.0) -> float:
+    """The ridge λ of Wan18 Alg. 2, lines 2–3, from the noisy λ̂_min (post-processing).
+
+    Parameters
+    ----------
+    noisy_min_eigenvalue : float
+        λ̂_min, the released noisy smallest eigenvalue of XᵀX.
+    shift : float
+        σ₁·√(log(6/δ)): λ̃_min = max(λ̂_min − shift, 0) is a high-probability lower bound on λ_min.
+    threshold : float
+        τ = σ₂·√(d·log(2d²/δ)), the bound on the noise matrix's operator norm.
+    floor : float
+        nΛ/2 of a declared L2Squared term (0 without one).
+
+    Returns
+    -------
+    float
+        max(floor, τ − λ̃_min, 0).
+    """
+    lower = max(noisy_min_eigenvalue - shift, 0.0)
+    return max(floor, threshold - lower, 0.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdaSSPPlan(Plan):
+    """A calibrated AdaSSP run: the three exact laws and the ridge rule's public constants."""
+
+    eigen_noise: NoiseSpec  # λ_min(XᵀX): one value
+    gram_noise: NoiseSpec  # the upper triangle of XᵀX: d(d+1)/2 values
+    moment_noise: NoiseSpec  # Xᵀy: d values
+    eigen_cap: float  # n·B², the public upper end of the λ_min centre's clamp
+    shift: float  # σ₁·√(log(6/δ)) (Alg. 2 line 2)
+    threshold: float  # τ = σ₂·√(d·log(2d²/δ)) (Alg. 2 line 3)
+    floor: float  # n·Λ/2 of a declared L2Squared term
+
+
+class AdaSSP(Mechanism):
+    """AdaSSP (Wan18 Alg. 2): noisy XᵀX, Xᵀy and λ_min(XᵀX) on public grids, then a ridge
+    regression on them with a privately chosen ridge (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0, split into three equal parts.
+    delta : float
+        δ ∈ (0, 1), split into three equal parts (the releases are discrete Gaussian).
+    ledger : Ledger, optional
+        As in :class:`~dpopt.mechanisms.base.Mechanism`.
+
+    Notes
+    -----
+    Accepts the squared loss over ℝ^d or an ``L2Ball`` (the released θ is projected onto it),
+    with at most an ``L2Squared`` regularizer; anything else is refused before the charge.  It
+    calls no solver (``solver`` must stay ``"auto"``).  Release parameters: per statistic
+    (suffix ``_min_eigenvalue``, ``_gram``, ``_moment``) ``sensitivity_l2_…``, ``noise_scale_…``
+    (σ as drawn) and ``grid_step_…`` (γ); ``ridge_shift``, ``ridge_threshold`` and
+    ``ridge_floor`` (the rule's public constants); ``noisy_min_eigenvalue`` and ``noisy_ridge``
+    (noisy outputs, covered by the guarantee).
+
+    Examples
+    --------
+    >>> import numpy as np, dpopt as dp
+    >>> from dpopt.mechanisms.adassp import AdaSSP
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (2000, 3)) / 2
+    >>> data = dp.Dataset(X, np.clip(X @ [1.0, -0.5, 0.2], -1, 1), x_bound=1.0, y_bound=1.0)
+    >>> problem = dp.Problem(dp.SquaredLoss(data, dp.Variable(3)))
+    >>> release = AdaSSP(1.0, 1e-6, ledger=dp.Ledger()).run(problem, seed=0)
+    >>> release.theta.shape
+    (3,)
+    """
+
+    name = "AdaSSP"
+    theorem = ("Wan18 Alg. 2 with replace-one sensitivities; exact discrete Gaussian on grids [CKS20], "
+               "basic composition of three (ε/3, δ/3) releases")
+    needs = SolverNeed.NONE  # a d×d least-squares solve in numpy
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither", why="AdaSSP's releases are Gaussian: δ > 0")],
+    }
+
+    def __init__(self, epsilon: float, delta: float, *, ledger: Ledger | None = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
+
+    # -- public checks and calibration ------------------------------------------------
+    def _check_problem(self, problem: Problem) -> None:
+        """Refuse, before the charge, what AdaSSP does not solve (from declarations only)."""
+        if not isinstance(problem, Problem):
+            raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
+        if problem.perturbation is not None:
+            raise MechanismError("the problem already carries a perturbation; pass the plain problem")
+        if not isinstance(problem.loss, SquaredLoss):
+            raise MechanismError(f"{ACCEPTS}; got the {problem.loss.name} loss")
+        c = problem.constraint
+        if c is not None and c.norm_ball != 2:  # declared: {θ : ‖θ‖₂ ≤ r}, centred at 0
+            raise MechanismError(f"{ACCEPTS}; got the constraint set {type(c).__name__}")
+        if not problem.elastic or problem.l1_weight != 0.0:
+            names = ", ".join(type(r).__name__ for r in problem.regularizers)
+            raise MechanismError(f"{ACCEPTS}; got the regularizers {names}")
+
+    def plan(self, problem: Problem, options: RunOptions | None = None) -> AdaSSPPlan:
+        """Check the problem and calibrate the three releases (n, d, B, Y, ε, δ only)."""
+        self._check_problem(problem)
+        data = problem.loss.data
+        n, d = problem.n, problem.dim
+        x_bound = float(data.x_bound_in(2))
+        y_bound = float(data.y_bound)  # type: ignore[arg-type]  # SquaredLoss requires it
+        eps, dlt = self.epsilon / 3.0, self.delta / 3.0
+        sens = (x_bound * x_bound, gram_sensitivity(x_bound, d), 2.0 * x_bound * y_bound)
+        dims = (1, d * (d + 1) // 2, d)
+        laws = tuple(_law(s, eps, dlt, k) for s, k in zip(sens, dims, strict=True))
+        shift = laws[0].scale * math.sqrt(math.log(6.0 / self.delta))
+        threshold = laws[1].scale * math.sqrt(d * math.log(2.0 * d * d / self.delta))
+        floor = 0.5 * n * problem.l2_weight
+        params = self._parameters(x_bound, y_bound, sens, laws, (shift, threshold, floor), problem)
+        return AdaSSPPlan(problem=problem, parameters=params, eigen_noise=laws[0], gram_noise=laws[1],
+                          moment_noise=laws[2], eigen_cap=n * x_bound * x_bound, shift=shift,
+                          threshold=threshold, floor=floor)
+
+    def _parameters(self, x_bound: float, y_bound: float, sens: tuple[float, ...], laws: tuple[NoiseSpec, ...],
+                    rule: tuple[float, float, float], problem: Problem) -> dict[str, Any]:
+        """The public record: bounds, split, and per statistic its sensitivity, σ and grid."""
+        params: dict[str, Any] = {
+            "noise": "discrete-gaussian", "neighbouring": "replace-one",
+            "accountant": "basic composition of three (ε/3, δ/3) releases",
+            "epsilon_per_release": self.epsilon / 3.0, "delta_per_release": self.delta / 3.0,
+            "x_bound_l2": x_bound, "y_bound": y_bound,
+            "ridge_shift": rule[0], "ridge_threshold": rule[1], "ridge_floor": rule[2],
+            "projected": problem.constraint is not None,
+        }
+        for suffix, s, law in zip(("min_eigenvalue", "gram", "moment"), sens, laws, strict=True):
+            params.update({f"sensitivity_l2_{suffix}": s, f"noise_scale_{suffix}": law.scale,
+                           f"grid_step_{suffix}": law.grid_step})
+        return params
+
+    # -- the run ----------------------------------------------------------------------
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Release the three statistics on their grids, choose the ridge, solve, project."""
+        assert isinstance(plan, AdaSSPPlan)
+        problem = plan.problem
+        d = problem.dim
+        gram, moment = sufficient_statistics(problem.loss.data)
+        upper = np.triu_indices(d)
+        eigen = min(max(_min_eigenvalue(gram), 0.0), plan.eigen_cap)
+        noisy_eigen = float(plan.eigen_noise.release(np.array([eigen]), rng)[0])
+        noisy_gram = _mirror(plan.gram_noise.release(gram[upper], rng), d)
+        noisy_moment = plan.moment_noise.release(moment, rng)
+        ridge = adassp_ridge(noisy_eigen, shift=plan.shift, threshold=plan.threshold, floor=plan.floor)
+        theta = _ridge_solve(noisy_gram, ridge, noisy_moment)
+        if problem.constraint is not None:
+            theta = np.asarray(problem.constraint.project(theta), dtype=np.float64)
+        return Outcome(theta, parameters={"noisy_min_eigenvalue": noisy_eigen, "noisy_ridge": ridge})
+
+
+@functools.lru_cache(maxsize=256)
+def _law(sensitivity: float, epsilon: float, delta: float, dim: int) -> NoiseSpec:
+    """The exact discrete Gaussian of one (ε, δ) release on its default grid (cached: a pure
+    function of public numbers, and the one-dimensional exact profile costs milliseconds)."""
+    return NoiseSpec.on_grid(gaussian_on_grid(sensitivity, epsilon, delta, dim))
+
+
+def sufficient_statistics(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """(XᵀX, Xᵀy) of a dataset (a Dask-backed one is reduced on the executor's client)."""
+    X, y = data.X, data.y
+    if data.is_distributed:
+        gram, moment = compute(X.T @ X, X.T @ y)
+    else:
+        gram, moment = X.T @ X, X.T @ y
+    return np.asarray(gram, dtype=np.float64), np.asarray(moment, dtype=np.float64)
+
+
+def _min_eigenvalue(gram: np.ndarray) -> float:
+    """λ_min of the symmetric matrix read from the upper triangle of ``gram`` (the released part)."""
+    return float(np.linalg.eigvalsh(gram, UPLO="U")[0])
+
+
+def _mirror(upper: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric d×d matrix whose upper triangle (row-major, diagonal included) is ``upper``."""
+    out = np.zeros((d, d))
+    out[np.triu_indices(d)] = upper
+    return out + np.triu(out, 1).T
+
+
+def _ridge_solve(gram: np.ndarray, ridge: float, moment: np.ndarray) -> np.ndarray:
+    """The minimum-norm least-squares solution of (gram + ridge·I)θ = moment; 0 if it is not finite.
+
+    Post-processing of noisy values: lstsq never refuses a singular matrix, and the inputs are
+    finite multiples of the grids, so no value can make it raise.
+    """
+    d = moment.shape[0]
+    theta = np.linalg.lstsq(gram + ridge * np.eye(d), moment, rcond=None)[0]
+    return theta if np.all(np.isfinite(theta)) else np.zeros(d)
