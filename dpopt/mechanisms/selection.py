@@ -159,9 +159,13 @@ def _check_value(value: object, i: int, key: str) -> float | int | str:
 
 
 def accuracy_count(theta: np.ndarray, data: Dataset) -> float:
-    """Number of rows with y·⟨x, θ⟩ > 0 (replace-one sensitivity 1)."""
-    margins = np.asarray(data.y, dtype=np.float64) * (np.asarray(data.X, dtype=np.float64) @ theta)
-    return float(np.count_nonzero(margins > 0.0))
+    """Number of rows classified correctly (replace-one sensitivity 1): y·⟨x, θ⟩ > 0 for ±1
+    labels, or argmax_c (Θᵀx)_c = y for a d×k Θ (flattened row-major) and class indices y."""
+    X = np.asarray(data.X, dtype=np.float64)
+    y = np.asarray(data.y, dtype=np.float64)
+    if theta.size != X.shape[1]:  # a multinomial Θ: the class of the largest score
+        return float(np.count_nonzero(np.argmax(X @ theta.reshape(X.shape[1], -1), axis=1) == y))
+    return float(np.count_nonzero(y * (X @ theta) > 0.0))
 
 
 def candidate_mu(mechanism: Mechanism, problem: Any) -> float:
@@ -220,6 +224,8 @@ class PrivateSelection(Mechanism):
     name = "PrivateSelection"
     theorem = "random-stopping selection: LT19 Thm 3.2 / PS22 Thm 2"
     problem_type = (Problem, Callable)
+    #: the candidates are checked one by one (``check_problem``) before the charge
+    multi_output = True
     problem_refusal = "run() needs a dpopt Problem or a callable problem(params) -> Problem, got {got}"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

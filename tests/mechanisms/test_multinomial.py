@@ -257,3 +257,18 @@ def test_one_vs_rest_fits_never_share_their_noise():
     assert len(set(seeds)) == K
     thetas = [r.theta for r in ovr.releases_]
     assert not np.allclose(thetas[0] - thetas[1], thetas[1] - thetas[2])
+
+
+def test_private_selection_runs_multinomial_candidates_and_refuses_single_output_ones():
+    loss = _loss(n=400)
+    problem = dp.Problem(loss, constraint=dp.L2Ball(loss.variable, 5.0))
+    ledger = dp.Ledger()
+    good = dp.PrivateSelection(2.0, 1e-6, candidates=[{"steps": 20}, {"steps": 40}], ledger=ledger,
+                               stopping="papernot-steinke",
+                               build=lambda h, b: dp.DPGradientDescent(b.epsilon, b.delta, steps=h["steps"]))
+    assert good.run(problem, seed=0).theta.shape == (loss.variable.size,)
+    bad = dp.PrivateSelection(2.0, 0.0, candidates=[{"lam": 0.1}], ledger=dp.Ledger(),
+                              build=lambda h, b: dp.ObjectivePerturbation(b.epsilon, b.delta))
+    with pytest.raises(MechanismError, match="DPGradientDescent or DPSGD"):
+        bad.run(problem)
+    assert len(ledger.charges) == 1
