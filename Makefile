@@ -32,8 +32,9 @@ $(VENV)/.docs: $(VENV)/.base
 demo: $(VENV)/.demo
 	$(VENV)/bin/dpopt solve models/private_logistic_regression.py --epsilon 1.0 --delta 1e-6
 
+# -n auto: one pytest-xdist worker per core (the slowest tests are printed at the end)
 test: $(VENV)/.test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 bench: $(VENV)/.bench
 	$(VENV)/bin/dpopt bench objective-perturbation
