@@ -67,9 +67,12 @@ def _check_radius_alpha(radius: object, alpha: object, *, radius_required: bool 
 
 
 class DPLogisticRegression(DPClassifierBase):
-    """Differentially private binary logistic regression (or smoothed-hinge SVM).
+    """Differentially private logistic regression, binary or over k ≥ 3 classes (or a binary
+    smoothed-hinge SVM).
 
-    Minimizes (1/n) Σ ℓ(yᵢ⟨θ, xᵢ⟩) + (α/2)‖θ‖² over ‖θ‖₂ ≤ ``radius`` with one dpopt mechanism.
+    Minimizes (1/n) Σ ℓ(yᵢ⟨θ, xᵢ⟩) + (α/2)‖θ‖² over ‖θ‖₂ ≤ ``radius`` with one dpopt mechanism;
+    with k ≥ 3 classes ℓ is the multinomial logistic loss of a d×k Θ
+    (:class:`dpopt.MultinomialLogisticLoss`).
 
     Parameters
     ----------
@@ -78,9 +81,12 @@ class DPLogisticRegression(DPClassifierBase):
     delta : float or None, default None
         δ ∈ [0, 1); None: 1/n² (n, the number of rows, is public under replace-one).
         ``"dp-gd"`` and ``"dp-sgd"`` need δ > 0.
-    mechanism : {"objective-perturbation", "output-perturbation", "dp-gd", "dp-sgd"}
-        The private algorithm (:class:`dpopt.ObjectivePerturbation`, ...).
-        ``"output-perturbation"`` needs ``alpha > 0``.
+    mechanism : {"auto", "objective-perturbation", "output-perturbation", "dp-gd", "dp-sgd", "one-vs-rest"}
+        The private algorithm (:class:`dpopt.ObjectivePerturbation`, ...).  ``"auto"`` (default)
+        chooses from public facts (``mechanism_``, ``mechanism_rule_``; docs/choosing.md):
+        DP-GD, or objective perturbation for δ = 0 or a named solver.  ``"output-perturbation"``
+        needs ``alpha > 0``.  k ≥ 3 classes: ``"dp-gd"``, ``"dp-sgd"`` (one multinomial model) or
+        ``"one-vs-rest"`` (k objective-perturbation fits of ε/k, declared classes only).
     loss : {"logistic", "smoothed-hinge"}
     alpha : float, default 0.0
         Weight of (α/2)‖θ‖² (the intercept included).
@@ -94,9 +100,9 @@ class DPLogisticRegression(DPClassifierBase):
     x_norm : {1, 2, "inf"}, default 2
     schema : dpopt.Schema, optional
         The public declaration of the columns; ``fit`` then takes the raw table.
-    classes : sequence of two values, optional
-        ``[negative, positive]``.  Without it, the classes are read from ``y`` (with a warning:
-        the label set is then not private).
+    classes : sequence of k ≥ 2 values, optional
+        ``[negative, positive]``, or the k class labels of a multi-class model.  Without it, the
+        classes are read from ``y`` (with a warning: the label set is then not private).
     unknown_label : {"negative", "error"}, default "negative"
         A label outside the declared classes: the negative class (private) or an error
         (checks your data; not private).
@@ -113,10 +119,13 @@ class DPLogisticRegression(DPClassifierBase):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_coefficients)
-    intercept_ : ndarray of shape (1,)
-    classes_ : ndarray of shape (2,)
-        ``[negative, positive]``.
+    coef_ : ndarray of shape (1, n_coefficients), or (k, n_coefficients) for k ≥ 3 classes
+        Named by :meth:`get_feature_names_out`.
+    intercept_ : ndarray of shape (1,) or (k,)
+    classes_ : ndarray of shape (2,) or (k,)
+        ``[negative, positive]``, or the k classes.
+    mechanism_, mechanism_rule_ : str
+        The mechanism the fit used and why (``"declared"``, or the automatic rule).
     release_ : dpopt.Release
         The release of the fit (θ, guarantee, public parameters, feature names).
     n_features_in_, feature_names_in_
@@ -196,9 +205,9 @@ class DPLogisticRegression(DPClassifierBase):
         return "dp-gd", "binary classification: DP-GD (adaptive clipping) is the most accurate default measured"
 
     def fit(self, X: Any, y: Any) -> DPLogisticRegression:
-        """Fit privately (:meth:`DPEstimatorBase.fit`); ``mechanism="one-vs-rest"`` (the automatic
-        choice for k ≥ 3 declared classes) fits k binary models with (ε/k, δ/k) each through
-        :class:`~dpopt.sklearn.DPOneVsRestClassifier` and keeps their combined release."""
+        """Fit privately (:meth:`DPEstimatorBase.fit`); ``mechanism="one-vs-rest"`` fits k binary
+        models with (ε/k, δ/k) each through :class:`~dpopt.sklearn.DPOneVsRestClassifier` and keeps
+        their combined release (``release_``) and each one (``releases_``)."""
         self._classes_read = 0
         self._check_public()
         if self._mechanism_name() != "one-vs-rest":
