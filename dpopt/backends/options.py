@@ -32,18 +32,18 @@ other (plug-in) backends
 A backend whose package is not installed is not checked either: using it fails anyway,
 before any charge, with :class:`~dpopt.errors.BackendUnavailableError`.
 
-Unknown names are refused with the closest known names (:func:`difflib.get_close_matches`).
+Unknown names are refused with the closest known names (:func:`dpopt.modeling.schema.did_you_mean`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dpopt.errors import SolverOptionError
+from dpopt.modeling.schema import did_you_mean
 
 __all__ = [
     "check_solver_options",
@@ -67,11 +67,9 @@ GROUPED_OWN = ("enumerate",)
 
 
 def suggest(name: str, known: Iterable[str]) -> str:
-    """``"; did you mean 'a' or 'b'?"`` for the close matches of ``name`` (empty if none)."""
-    close = difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    """``"; did you mean 'a' or 'b'?"`` for the close matches of ``name`` (empty if none):
+    :func:`dpopt.modeling.schema.did_you_mean`, the one suggestion rule for every public name."""
+    return did_you_mean(name, known)
 
 
 def check_solver_options(backend: str, options: Mapping[str, Any], *, where: str) -> None:

@@ -127,6 +127,7 @@ class Dataset:
     _order: float = field(init=False, repr=False)
     _binary: bool | None = field(init=False, repr=False, default=None)
     _class_labels: Dataset | None = field(init=False, repr=False, default=None)
+    _index_labels: dict[int, Dataset] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if is_dask_array(self.X) or is_dask_array(self.y):
@@ -307,9 +308,35 @@ class Dataset:
             object.__setattr__(out, "label_map", None)  # ±1 classes, no longer the mapped numeric label
             object.__setattr__(out, "_binary", True)
             object.__setattr__(out, "_class_labels", out)
+            object.__setattr__(out, "_index_labels", {})  # its own maps, not this dataset's
             object.__setattr__(self, "_class_labels", out)
         assert self._class_labels is not None
         return self._class_labels
+
+    def with_index_labels(self, classes: int) -> Dataset:
+        """This dataset with every label mapped onto {0, …, k − 1} (k = ``classes``), row by row,
+        by a public rule: a label that is one of those integers is kept, every other (NaN, a
+        fraction, a negative value, k or more) ↦ 0.  It never refuses a label for its value.
+
+        Returns
+        -------
+        Dataset
+            Sharing the features, bounds and schema; the same object on every call for the same
+            k (so the losses of :class:`~dpopt.mechanisms.selection.PrivateSelection`'s candidates
+            share one dataset), and itself when called on it with that k.
+        """
+        if classes not in self._index_labels:
+            y = np.asarray(self.y, dtype=np.float64)
+            ok = np.isfinite(y) & (y == np.round(y)) & (y >= 0) & (y < classes)
+            mapped = np.where(ok, y, 0.0)
+            mapped.setflags(write=False)
+            out = copy.copy(self)  # the checks and maps of __post_init__ already hold for X
+            object.__setattr__(out, "y", mapped)
+            object.__setattr__(out, "_binary", None)
+            object.__setattr__(out, "_class_labels", None)
+            object.__setattr__(out, "_index_labels", {classes: out})
+            self._index_labels[classes] = out
+        return self._index_labels[classes]
 
     def replace_row(self, i: int, x: object, y: float) -> Dataset:
         """The neighbouring dataset with row ``i`` replaced by ``(x, y)``.

@@ -21,7 +21,6 @@ reads the declaration, so neighbouring datasets get the same constants.
 
 from __future__ import annotations
 
-import copy
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -372,37 +371,12 @@ class HingeLoss(Loss):
         return None
 
 
-def index_labels(data: Dataset, classes: int) -> Dataset:
-    """``data`` with every label mapped onto {0, …, k − 1}, row by row, by a public rule.
-
-    A label that is one of the integers 0, …, k − 1 is kept; every other label (NaN, a
-    fraction, a negative value, k or more) ↦ 0.  It never refuses a label for its value
-    (docs/design.md, "Privacy rules").  The features, bounds and schema are shared, not
-    copied; the same mapped dataset is returned on every call for the same k (so the losses
-    of :class:`~dpopt.mechanisms.selection.PrivateSelection`'s candidates share one dataset).
-    """
-    cache = data.__dict__.setdefault("_index_label_cache", {})
-    if classes not in cache:
-        y = np.asarray(data.y, dtype=np.float64)
-        ok = np.isfinite(y) & (y == np.round(y)) & (y >= 0) & (y < classes)
-        mapped = np.where(ok, y, 0.0)
-        mapped.setflags(write=False)
-        out = copy.copy(data)
-        object.__setattr__(out, "y", mapped)
-        object.__setattr__(out, "_binary", None)
-        object.__setattr__(out, "_class_labels", None)
-        out.__dict__["_index_label_cache"] = {classes: out}
-        cache[classes] = out
-    mapped_data: Dataset = cache[classes]
-    return mapped_data
-
-
 class MultinomialLogisticLoss(Loss):
     """Multinomial (softmax) logistic loss over k ≥ 2 classes: φ(z, y) = log Σ_j e^{z_j} − z_y.
 
     θ is a d×k matrix Θ flattened row-major (``Variable(d * k)``), the scores are z = Θᵀx and
     the labels are class indices y ∈ {0, …, k − 1}: every other label is mapped to 0 when the
-    loss is built (:func:`index_labels`), never refused.
+    loss is built (:meth:`Dataset.with_index_labels`), never refused.
 
     Constants, from the declarations only: the per-example gradient is x ⊗ (p − e_y) with
     p = softmax(z), so ‖∇ℓ‖₂ = ‖x‖₂·‖p − e_y‖₂ < √2·‖x‖₂ (‖p − e_y‖₂² = (1 − p_y)² + Σ_{j≠y} p_j²
@@ -433,7 +407,7 @@ class MultinomialLogisticLoss(Loss):
         self.n_outputs = int(classes)
         self.hessian_rank = self.n_outputs - 1
         super().__init__(data, variable)
-        self.data = index_labels(self.data, self.n_outputs)
+        self.data = self.data.with_index_labels(self.n_outputs)
 
     def _check_data(self) -> None:
         if self.data.is_distributed:

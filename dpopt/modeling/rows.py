@@ -20,7 +20,9 @@ __all__ = [
     "as_finite_array",
     "as_numeric_array",
     "check_bound",
+    "class_indices",
     "class_labels",
+    "class_membership",
     "clip_rows",
     "enforce_labels",
     "enforce_rows",
@@ -161,6 +163,12 @@ def label_values(frame: Any, label: str, pair: tuple[Any, Any] | None, positive:
     return raw if pair is None and positive is None else class_labels(raw, pair, positive, unknown_label)
 
 
+#: the refusal of ``unknown_label="error"`` (a check of one's own table, never a private run)
+_UNKNOWN_LABEL = ("the label column holds a value outside the declared classes (or a missing one); "
+                  "unknown_label='error' checks your own table and is not private — a private run uses "
+                  "unknown_label='negative'")
+
+
 def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,
                   unknown_label: str) -> np.ndarray:
     """±1 labels: ``pair`` = (negative, positive), or one-vs-rest for ``positive``."""
@@ -172,10 +180,34 @@ def class_labels(raw: np.ndarray, pair: tuple[Any, Any] | None, positive: Any,
     if unknown_label == "error":
         is_neg = np.array([_equal(v, neg) for v in values], dtype=bool)
         if not np.all(is_pos | is_neg):
-            raise DataError("the label column holds a value outside the declared classes (or a missing "
-                            "one); unknown_label='error' checks your own table and is not private — a "
-                            "private run uses unknown_label='negative'")
+            raise DataError(_UNKNOWN_LABEL)
     return np.where(is_pos, 1.0, -1.0)
+
+
+def class_membership(raw: np.ndarray, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index, known): each label's position in ``classes`` (0 where unknown) and whether it is one
+    of them (a missing label is not)."""
+    index = np.zeros(len(raw), dtype=np.float64)
+    known = np.zeros(len(raw), dtype=bool)
+    values = raw.tolist()
+    for i, value in enumerate(classes.tolist()):
+        hit = np.array([_equal(v, value) for v in values], dtype=bool)
+        index[hit & ~known] = float(i)
+        known |= hit
+    return index, known
+
+
+def class_indices(raw: np.ndarray, classes: np.ndarray, unknown_label: str) -> np.ndarray:
+    """Class indices 0, …, k − 1 of the labels ``raw`` in the declared ``classes``, row by row.
+
+    A label outside ``classes`` (or missing) is class 0 with ``unknown_label="negative"``, the
+    private policy (the first declared class plays the binary models' negative class); with
+    ``"error"`` it is refused, which checks one's own table and is not private.
+    """
+    index, known = class_membership(raw, classes)
+    if unknown_label == "error" and not np.all(known):
+        raise DataError(_UNKNOWN_LABEL)
+    return index
 
 
 def numeric_labels(raw: np.ndarray, label: str) -> np.ndarray:

@@ -51,7 +51,7 @@ from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.norms import norm_order
 from dpopt.modeling.readers import UNKNOWN_LABEL_POLICIES
-from dpopt.modeling.rows import class_labels, clip_rows
+from dpopt.modeling.rows import class_indices, class_labels, clip_rows
 from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, LabelMap, Numeric, Schema
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.ledger import Ledger
@@ -435,42 +435,6 @@ class DPEstimatorBase(BaseEstimator):
         declarations, intercept included)."""
         check_is_fitted(self, "release_")
         return np.asarray(self._design(self._features(X, reset=False)) @ self._theta)
-
-
-def class_indices(raw: np.ndarray, classes: np.ndarray, unknown_label: str) -> np.ndarray:
-    """Class indices 0, …, k − 1 of the labels ``raw`` in the declared ``classes``, row by row.
-
-    A label outside ``classes`` (or missing) is class 0 with ``unknown_label="negative"``, the
-    private policy (the first declared class plays the binary models' negative class); with
-    ``"error"`` it is refused, which checks one's own table and is not private.
-    """
-    index, known = class_membership(raw, classes)
-    if unknown_label == "error" and not np.all(known):
-        raise DataError("the label column holds a value outside the declared classes (or a missing one); "
-                        "unknown_label='error' checks your own table and is not private — a private run "
-                        "uses unknown_label='negative'")
-    return index
-
-
-def class_membership(raw: np.ndarray, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(index, known): each label's position in ``classes`` (0 where unknown) and whether it is one
-    of them (a missing label is not)."""
-    index = np.zeros(len(raw), dtype=np.float64)
-    known = np.zeros(len(raw), dtype=bool)
-    values = raw.tolist()
-    for i, value in enumerate(classes.tolist()):
-        hit = np.array([_same_label(v, value) for v in values], dtype=bool)
-        index[hit & ~known] = float(i)
-        known |= hit
-    return index, known
-
-
-def _same_label(value: Any, declared: Any) -> bool:
-    """``value == declared`` for one label (False for a missing value or a type that cannot compare)."""
-    try:
-        return bool(value == declared)
-    except (TypeError, ValueError):
-        return False
 
 
 class DPClassifierBase(ClassifierMixin, DPEstimatorBase):

@@ -208,15 +208,13 @@ class DPLogisticRegression(DPClassifierBase):
         """Fit privately (:meth:`DPEstimatorBase.fit`); ``mechanism="one-vs-rest"`` fits k binary
         models with (ε/k, δ/k) each through :class:`~dpopt.sklearn.DPOneVsRestClassifier` and keeps
         their combined release (``release_``) and each one (``releases_``)."""
-        self._classes_read = 0
-        self._check_public()
-        if self._mechanism_name() != "one-vs-rest":
+        if self.mechanism != "one-vs-rest":  # never the automatic choice: only when declared
             super().fit(X, y)
             return self
-        chosen = self._auto() if self.mechanism == "auto" else None
+        self._check_public()
         template = clone(self).set_params(mechanism="objective-perturbation", classes=[0, 1])
         ovr = DPOneVsRestClassifier(template, classes=self.classes).fit(X, y)
-        self.mechanism_, self.mechanism_rule_ = "one-vs-rest", chosen[1] if chosen is not None else "declared"
+        self.mechanism_, self.mechanism_rule_ = "one-vs-rest", "declared"
         self.classes_ = ovr.classes_
         self.n_features_in_ = ovr.n_features_in_
         if hasattr(ovr, "feature_names_in_"):

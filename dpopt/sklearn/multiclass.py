@@ -18,14 +18,9 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from dpopt.errors import BudgetExceededError, ModelError
 from dpopt.mechanisms.release import Release
+from dpopt.modeling.rows import class_membership
 from dpopt.privacy.ledger import Ledger
-from dpopt.sklearn._base import (
-    DPClassifierBase,
-    class_membership,
-    default_delta,
-    seed_from,
-    warn_refused,
-)
+from dpopt.sklearn._base import DPClassifierBase, default_delta, seed_from, warn_refused
 
 __all__ = ["DPOneVsRestClassifier", "class_seed", "combined_release"]
 

@@ -9,9 +9,7 @@ and say that it is not secure.
 from __future__ import annotations
 
 import copy
-import os
 import random
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -19,16 +17,10 @@ import pytest
 from dpopt.privacy.exact import sampler_for
 from dpopt.privacy.grid import GridNoise, gaussian_on_grid, laplace_on_grid
 from dpopt.privacy.rng import make_rng
+from dpopt.testing.entropy import count_os_entropy, refuse_seeded_generators, route_os_entropy
 
 CENTRE = np.array([0.1, -2.5, 3.75, 1e3, 0.0])
 LAWS = [gaussian_on_grid(1.0, 1.0, 1e-6, CENTRE.size), laplace_on_grid(1.0, 1.0, CENTRE.size)]
-
-
-def _patch_os_entropy(monkeypatch: pytest.MonkeyPatch, source: Callable[[int], bytes]) -> None:
-    """Route every OS entropy entry point (``os.urandom``, and the ``_urandom`` behind
-    ``random.SystemRandom``, hence ``secrets``) through ``source``."""
-    monkeypatch.setattr(os, "urandom", source)
-    monkeypatch.setattr(random, "_urandom", source)
 
 
 def _on_grid(values: np.ndarray, gamma: float) -> bool:
@@ -49,17 +41,10 @@ def test_an_unseeded_release_reads_the_os_and_never_the_pcg64_stream(monkeypatch
 
     for name in ("integers", "random", "bytes", "normal", "laplace", "standard_normal", "choice"):
         monkeypatch.setattr(rng, name, refuse)  # the run's generator is never asked for a draw
-    for name in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "default_rng"):
-        monkeypatch.setattr(np.random, name, refuse)  # and no seeded generator is made on the side
-    monkeypatch.setattr(random, "Random", refuse)
-    read = {"bytes": 0}
-    real = os.urandom
-
-    def counted(n: int) -> bytes:
-        read["bytes"] += n
-        return real(n)
-
-    _patch_os_entropy(monkeypatch, counted)
+    # and no seeded generator is made on the side
+    refuse_seeded_generators(monkeypatch, ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "default_rng"),
+                             "a seeded or PCG64 stream was used for a secure release")
+    read = count_os_entropy(monkeypatch)
     released = noise.release(CENTRE, rng)
     assert _on_grid(released, noise.gamma)
     assert read["bytes"] > 0
@@ -73,7 +58,7 @@ def test_an_unseeded_release_is_a_function_of_the_os_bytes_alone(monkeypatch: py
 
     def release(stream_seed: int) -> bytes:
         rng, _ = make_rng()  # its own 128 bits of OS entropy, drawn before the patch
-        _patch_os_entropy(monkeypatch, random.Random(stream_seed).randbytes)
+        route_os_entropy(monkeypatch, random.Random(stream_seed).randbytes)
         try:
             return noise.release(CENTRE, rng).tobytes()
         finally:
@@ -97,7 +82,7 @@ def test_a_seeded_release_is_reproducible_bit_for_bit_and_reads_no_os_entropy(mo
     def refuse(n: int) -> bytes:
         raise AssertionError("a seeded release read the OS entropy")
 
-    _patch_os_entropy(monkeypatch, refuse)
+    route_os_entropy(monkeypatch, refuse)
     first = noise.release(CENTRE, make_rng(7)[0])
     second = noise.release(CENTRE, make_rng(7)[0])
     assert first.tobytes() == second.tobytes()

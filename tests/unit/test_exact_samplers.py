@@ -8,7 +8,6 @@ has power: the same draws are rejected against a mutant distribution with a diff
 from __future__ import annotations
 
 import math
-import os
 import random
 from fractions import Fraction
 
@@ -27,6 +26,7 @@ from dpopt.privacy.exact import (
     discrete_laplace_epsilon,
     discrete_laplace_pmf,
 )
+from dpopt.testing.entropy import count_os_entropy, refuse_seeded_generators, route_os_entropy
 
 REJECT = 1e-4  # p-value below which a fit is rejected
 
@@ -156,28 +156,10 @@ def test_bernoulli_exp_has_success_probability_exp_minus_gamma(gamma: object) ->
         assert stats.binomtest(hits, n, math.exp(-1.1 * g)).pvalue < REJECT
 
 
-def _patch_os_entropy(monkeypatch: pytest.MonkeyPatch, source: object) -> None:
-    """Route every OS entropy entry point through ``source(n) -> bytes``: ``os.urandom`` and the
-    ``_urandom`` that ``random.SystemRandom`` (hence ``secrets.token_bytes``/``randbits``) reads."""
-    monkeypatch.setattr(os, "urandom", source)
-    monkeypatch.setattr(random, "_urandom", source)
-
-
 def test_the_secure_default_reads_the_os_and_no_seeded_stream(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a seeded stream was used")
-
-    for name in ("default_rng", "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "Generator"):
-        monkeypatch.setattr(np.random, name, refuse)
-    monkeypatch.setattr(random, "Random", refuse)
-    calls = {"bytes": 0}
-    real = os.urandom
-
-    def counted(n: int) -> bytes:
-        calls["bytes"] += n
-        return real(n)
-
-    _patch_os_entropy(monkeypatch, counted)
+    refuse_seeded_generators(monkeypatch, ("default_rng", "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64",
+                                           "Generator"), "a seeded stream was used")
+    calls = count_os_entropy(monkeypatch)
     sampler = ExactSampler()
     assert sampler.secure
     draws = sampler.discrete_gaussian(50, 200)
@@ -191,7 +173,7 @@ def test_every_bit_of_the_secure_default_comes_from_the_os(monkeypatch: pytest.M
     function of that stream alone (the same stream twice, the same draws; another, others)."""
     def draws(stream_seed: int) -> list[int]:
         stream = random.Random(stream_seed)
-        _patch_os_entropy(monkeypatch, stream.randbytes)
+        route_os_entropy(monkeypatch, stream.randbytes)
         sampler = ExactSampler()
         return [*sampler.discrete_gaussian(Fraction(1000, 3), 50).tolist(),
                 *sampler.discrete_laplace(2, 50).tolist(), bernoulli_exp(Fraction(1, 2))]
@@ -204,7 +186,7 @@ def test_a_seeded_run_is_reproducible_bit_for_bit(monkeypatch: pytest.MonkeyPatc
     def refuse(n: int) -> bytes:
         raise AssertionError("the OS entropy was read by a seeded sampler")
 
-    _patch_os_entropy(monkeypatch, refuse)
+    route_os_entropy(monkeypatch, refuse)
     a = ExactSampler(seed=2024)
     b = ExactSampler(seed=2024)
     assert not a.secure
