@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, str] = {
     "noise": "dpopt.bench.noise",
     "grid-cost": "dpopt.bench.grid_cost",
     "tables": "dpopt.bench.tables",
+    "defaults": "dpopt.bench.defaults",
 }
 
 

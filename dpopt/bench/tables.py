@@ -92,7 +92,7 @@ from dpopt.bench.arguments import parse, positive_floats, positive_int
 from dpopt.bench.output import write_outputs
 from dpopt.progress import counted
 
-__all__ = ["METHODS", "TABLES", "Run", "Table", "build_parser", "load_table", "main"]
+__all__ = ["METHODS", "TABLES", "Run", "Table", "build_parser", "load_table", "main", "unit_scaled"]
 
 #: the task of every table, in the printed order
 TABLES: dict[str, str] = {
@@ -208,7 +208,7 @@ class Results:
 # ---- tables ---------------------------------------------------------------------------------
 
 
-def _unit_scaled(X: np.ndarray, y: np.ndarray, *, stratify: bool) -> tuple[np.ndarray, ...]:
+def unit_scaled(X: np.ndarray, y: np.ndarray, *, stratify: bool) -> tuple[np.ndarray, ...]:
     """Train/test split, features scaled onto [0, 1] by the training split's column ranges
     (standing in for declared public ranges; not paid for), test rows clipped onto [0, 1]."""
     from sklearn.model_selection import train_test_split
@@ -226,7 +226,7 @@ def _unit_scaled(X: np.ndarray, y: np.ndarray, *, stratify: bool) -> tuple[np.nd
 
 def _sklearn_table(name: str, task: str, X: np.ndarray, y: np.ndarray, source: str,
                    label_range: tuple[float, float] | None = None) -> Table:
-    X_tr, y_tr, X_te, y_te = _unit_scaled(np.asarray(X, dtype=np.float64), np.asarray(y),
+    X_tr, y_tr, X_te, y_te = unit_scaled(np.asarray(X, dtype=np.float64), np.asarray(y),
                                           stratify=task != "regression")
     classes = None if task == "regression" else sorted(np.unique(y).tolist())
     return Table(name, task, X_tr, y_tr, X_te, y_te, math.sqrt(X_tr.shape[1]) / 2, True, classes, label_range,

@@ -83,6 +83,10 @@ class Loss(ABC):
     #: k, the number of linear outputs per row: θ is a d×k matrix flattened row-major and the
     #: loss is φ(Θᵀx, y) with a k-vector of scores (1 for the scalar losses)
     n_outputs: int = 1
+    #: whether the curvature vanishes with the slope, ‖∇²φ(z, y)‖ ≤ 2‖∇φ(z, y)‖ (logistic:
+    #: p(1 − p) ≤ 1 − p), so that a small gradient also means a flat loss: DP-GD's preconditioned
+    #: steps may then lengthen the step as the adaptive clip shrinks (dpopt.mechanisms.gradient_descent)
+    curvature_follows_slope: ClassVar[bool] = False
 
     def __init__(self, data: Dataset, variable: Variable) -> None:
         if not isinstance(data, Dataset):
@@ -261,6 +265,7 @@ class LogisticLoss(Loss):
     """
 
     name = "logistic"
+    curvature_follows_slope = True  # σ(z)(1 − σ(z)) ≤ 1 − σ(z) = |φ'| for y = 1 (and symmetrically)
     label_domain = "classes"
 
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -398,6 +403,7 @@ class MultinomialLogisticLoss(Loss):
     """
 
     name = "multinomial-logistic"
+    curvature_follows_slope = True  # ‖diag p − ppᵀ‖ ≤ max_i 2p_i(1 − p_i) ≤ 2(1 − p_y) ≤ 2‖p − e_y‖
     label_domain = "indices"
     hessian_rank = 2
 

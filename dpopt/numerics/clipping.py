@@ -27,6 +27,7 @@ in the norms and products (the relative change is far below any solver tolerance
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -99,6 +100,26 @@ def _fast_matrix(X: Any) -> Any:
     return dense
 
 
+#: per dataset, the products every run repeats: the fast matrix and the row norms per norm.  A
+#: dataset's arrays are read-only (``Dataset`` sets them so), so they cannot go stale; the entry
+#: goes with the dataset.
+_PREPARED: weakref.WeakKeyDictionary[Any, dict[object, Any]] = weakref.WeakKeyDictionary()
+
+
+def _prepared(data: Any, norm: object) -> tuple[np.ndarray, Any]:
+    """(the row norms of X in ``norm``, X as :func:`_fast_matrix` makes it), computed once per dataset."""
+    try:
+        entry = _PREPARED.setdefault(data, {})
+    except TypeError:  # not weak-referenceable: nothing cached
+        entry = {}
+    if "matrix" not in entry:
+        entry["matrix"] = _fast_matrix(data.X)
+    key = _order(norm)
+    if key not in entry:
+        entry[key] = row_norms(data.X, norm)
+    return entry[key], entry["matrix"]
+
+
 class ClippedGradient:
     """θ ↦ (1/n) Σ_i clip_L(∇ℓ(θ; d_i)) for a generalized linear loss.
 
@@ -144,8 +165,18 @@ class ClippedGradient:
             self._x_norms = np.empty(0)
             self._X = loss.data.X
         else:
-            self._x_norms = row_norms(loss.data.X, norm)
-            self._X = _fast_matrix(loss.data.X)
+            self._x_norms, self._X = _prepared(loss.data, norm)
+
+    def gram(self) -> np.ndarray:
+        """XᵀX of the loss's data as a dense d×d array, with the gradients' fast product (CSR
+        for one-hot data; a Dask-backed dataset is reduced on the executor's client)."""
+        if self._distributed:
+            from dpopt.modeling.readers import compute
+
+            gram = compute(self._X.T @ self._X)[0]
+        else:
+            gram = self._X.T @ self._X
+        return np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
 
     def _dask_sum(self, theta: np.ndarray, cap: float, count_bound: float | None = None,
                   mask: np.ndarray | None = None) -> tuple[np.ndarray, int]:

@@ -202,7 +202,8 @@ class DPLogisticRegression(DPClassifierBase):
             return "objective-perturbation", "δ = 0: pure ε-DP, objective perturbation (DP-GD needs δ > 0)"
         if self.solver != "auto":
             return "objective-perturbation", "an explicit solver: objective perturbation, the mechanism that calls one"
-        return "dp-gd", "binary classification: DP-GD (adaptive clipping) is the most accurate default measured"
+        return "dp-gd", ("binary classification: DP-GD (private preconditioner, adaptive clipping) is the most "
+                         "accurate default measured")
 
     def fit(self, X: Any, y: Any) -> DPLogisticRegression:
         """Fit privately (:meth:`DPEstimatorBase.fit`); ``mechanism="one-vs-rest"`` fits k binary

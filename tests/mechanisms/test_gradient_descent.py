@@ -47,7 +47,8 @@ def test_dpgd_sigma_meets_the_zcdp_budget():
     ρ = Δ'²/(2σ²) convert to δ(ε) ≤ δ, and barely (the discrete law costs no extra slack).
     Finer checks are in tests/privacy/test_grid_gradients.py."""
     prob = _logistic()
-    rel = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip="lipschitz", ledger=dp.Ledger()).run(prob, seed=0)
+    rel = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip="lipschitz", precondition=False,
+                                ledger=dp.Ledger()).run(prob, seed=0)
     p = rel.parameters
     reach = 2 * p["clip_l2"] + p["grid_step"] * math.sqrt(4)
     rho = 25 * reach**2 / (2 * p["noise_scale"] ** 2)
@@ -60,7 +61,8 @@ def test_adaptive_clipping_meets_the_zcdp_budget_for_both_releases():
     z) and the count (sensitivity 1, noise σ_b) are Δ'²/(2z²) + 1/(2σ_b²)-zCDP; T steps meet
     (ε, δ) and the count gets the declared share of each step's ρ."""
     prob = _logistic()
-    p = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip_share=0.1, ledger=dp.Ledger()).run(prob, seed=0).parameters
+    p = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip_share=0.1, precondition=False,
+                              ledger=dp.Ledger()).run(prob, seed=0).parameters
     z = p["noise_scale"] / p["clip_l2"]
     reach = 2 + p["grid_step"] * math.sqrt(4)
     step_rho = reach**2 / (2 * z**2) + 1 / (2 * p["count_sigma"] ** 2)
@@ -181,7 +183,7 @@ def test_refusals_before_the_charge():
     plain = dp.Problem(dp.LogisticLoss(data, th))
     ledger = dp.Ledger()
     with pytest.raises(MechanismError, match="steps="):
-        dp.DPGradientDescent(1.0, 1e-5, ledger=ledger).run(plain)
+        dp.DPGradientDescent(1.0, 1e-5, precondition=False, ledger=ledger).run(plain)
     with pytest.raises(MechanismError, match="sampling_rate"):
         dp.DPSGD(1.0, 1e-5, sampling_rate=1.5, ledger=ledger)
     with pytest.raises(MechanismError, match="sampling_rate"):
@@ -210,6 +212,13 @@ def test_refusals_before_the_charge():
     hinge = dp.Problem(dp.HingeLoss(data, th), constraint=dp.L2Ball(th, 1.0))
     with pytest.raises(MechanismError, match="learning_rate"):
         dp.DPGradientDescent(1.0, 1e-5, ledger=ledger).run(hinge)
+    with pytest.raises(MechanismError, match="precondition=True does not apply here: the hinge loss"):
+        dp.DPGradientDescent(1.0, 1e-5, learning_rate=0.1, precondition=True, ledger=ledger).run(hinge)
+    with pytest.raises(MechanismError, match="precondition"):
+        dp.DPGradientDescent(1.0, 1e-5, precondition="yes", ledger=ledger)
+    for bad in (0.0, 1.0):
+        with pytest.raises(MechanismError, match="precondition_share"):
+            dp.DPGradientDescent(1.0, 1e-5, precondition_share=bad, ledger=ledger)
     assert ledger.spent == (0.0, 0.0) and not ledger.charges
 
 
@@ -263,6 +272,8 @@ def _pair():
 
 def _runner(cls, eps, delta, loss=dp.LogisticLoss, **kw):
     kw = {"steps": 1, "learning_rate": 1.0, "output": "last", "clip": 0.5, **kw}
+    if cls is not dp.DPSGD and not issubclass(cls, dp.DPSGD):  # the steps alone (the preconditioner: its own audit)
+        kw.setdefault("precondition", False)
 
     def run(data, seed):
         return cls(eps, delta, ledger=dp.Ledger(), **kw).run(_one_step(data, loss), seed=seed).theta
@@ -313,7 +324,8 @@ def _count_pair():
 
 def _final_clip(cls):
     def run(data, seed):
-        mech = cls(2.0, 1e-3, ledger=dp.Ledger(), steps=2, clip="adaptive", clip_rate=5.0, clip_share=0.5)
+        mech = cls(2.0, 1e-3, ledger=dp.Ledger(), steps=2, clip="adaptive", clip_rate=5.0, clip_share=0.5,
+                   precondition=False)
         return mech.run(_one_step(data), seed=seed, keep_diagnostics=True).diagnostics.details["clip_final"]
     return run
 

@@ -36,8 +36,9 @@ def _problem(n: int = 60, d: int = D, radius: float = 2.0) -> dp.Problem:
 
 
 MECHANISMS = {
-    "dp-gd": lambda: dp.DPGradientDescent(EPS, DELTA, steps=T, clip="lipschitz", ledger=dp.Ledger()),
-    "dp-gd-adaptive": lambda: dp.DPGradientDescent(EPS, DELTA, steps=T, ledger=dp.Ledger()),
+    "dp-gd": lambda: dp.DPGradientDescent(EPS, DELTA, steps=T, clip="lipschitz", precondition=False,
+                                          ledger=dp.Ledger()),
+    "dp-gd-adaptive": lambda: dp.DPGradientDescent(EPS, DELTA, steps=T, precondition=False, ledger=dp.Ledger()),
     "dp-sgd": lambda: dp.DPSGD(EPS, DELTA, steps=T, sampling_rate=0.3, ledger=dp.Ledger()),
     "dp-sgd-pld": lambda: dp.DPSGD(EPS, DELTA, steps=T, sampling_rate=0.3, accountant="pld", ledger=dp.Ledger()),
     "mirror-descent": lambda: dp.PrivateMirrorDescent(EPS, DELTA, steps=T, potential="euclidean", ledger=dp.Ledger()),
