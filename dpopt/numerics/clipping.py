@@ -100,18 +100,23 @@ def _fast_matrix(X: Any) -> Any:
     return dense
 
 
-#: per dataset, the products every run repeats: the fast matrix and the row norms per norm.  A
+#: per dataset, the products every run repeats: the fast matrix, the row norms per norm and XᵀX.  A
 #: dataset's arrays are read-only (``Dataset`` sets them so), so they cannot go stale; the entry
 #: goes with the dataset.
 _PREPARED: weakref.WeakKeyDictionary[Any, dict[object, Any]] = weakref.WeakKeyDictionary()
 
 
+def _entry(data: Any) -> dict[object, Any]:
+    """The cache entry of ``data`` (a fresh, unshared one if it cannot be weakly referenced)."""
+    try:
+        return _PREPARED.setdefault(data, {})
+    except TypeError:  # not weak-referenceable: nothing cached
+        return {}
+
+
 def _prepared(data: Any, norm: object) -> tuple[np.ndarray, Any]:
     """(the row norms of X in ``norm``, X as :func:`_fast_matrix` makes it), computed once per dataset."""
-    try:
-        entry = _PREPARED.setdefault(data, {})
-    except TypeError:  # not weak-referenceable: nothing cached
-        entry = {}
+    entry = _entry(data)
     if "matrix" not in entry:
         entry["matrix"] = _fast_matrix(data.X)
     key = _order(norm)
@@ -173,10 +178,12 @@ class ClippedGradient:
         if self._distributed:
             from dpopt.modeling.readers import compute
 
-            gram = compute(self._X.T @ self._X)[0]
-        else:
+            return np.asarray(compute(self._X.T @ self._X)[0], dtype=np.float64)
+        entry = _entry(self.loss.data)
+        if "gram" not in entry:  # the exact XᵀX, kept like the matrix (a fresh copy per call)
             gram = self._X.T @ self._X
-        return np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
+            entry["gram"] = np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
+        return np.array(entry["gram"])
 
     def _dask_sum(self, theta: np.ndarray, cap: float, count_bound: float | None = None,
                   mask: np.ndarray | None = None) -> tuple[np.ndarray, int]:
