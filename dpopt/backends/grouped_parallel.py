@@ -67,7 +67,7 @@ from dpopt.executors import Executor, Shared, resolve
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.progress import OFF, Tracker
 
-__all__ = ["CHUNKS_PER_WORKER", "parallel_search"]
+__all__ = ["CHUNKS_PER_WORKER", "parallel_search", "share_program"]
 
 #: LP-pass chunks per worker (contiguous runs of points; more chunks balance the load better,
 #: fewer keep more warm starts)
@@ -128,8 +128,10 @@ def lp_chunk(handle: Shared, call: str, eta: np.ndarray | None, options: SolveOp
     -------
     dict
         ``bounds`` (−inf where not solved, +inf where infeasible), ``infeasible`` (bool mask),
-        ``expired`` (the time ran out before the chunk was done) and ``k_c``: rounded LP optima
-        of the chunk's :data:`HEURISTIC_POINTS` smallest bounds, by point index.
+        ``expired`` (the time ran out before the chunk was done), ``k_c``: rounded LP optima
+        of the chunk's :data:`HEURISTIC_POINTS` smallest bounds, by point index, and ``duals``:
+        every solved LP's row duals by point index (proposals for the verifier,
+        :mod:`dpopt.backends.grouped_duals`).
     """
     import highspy
 
@@ -141,6 +143,7 @@ def lp_chunk(handle: Shared, call: str, eta: np.ndarray | None, options: SolveOp
     bounds = np.full(size, -np.inf)
     infeasible = np.zeros(size, dtype=bool)
     solutions: dict[int, np.ndarray] = {}
+    duals: dict[int, np.ndarray] = {}
     expired = False
     for j, i in enumerate(range(start, stop)):
         if deadline is not None and time.perf_counter() >= deadline:
@@ -151,12 +154,14 @@ def lp_chunk(handle: Shared, call: str, eta: np.ndarray | None, options: SolveOp
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kOptimal:
             bounds[j] = h.getInfo().objective_function_value + const
-            solutions[i] = np.asarray(h.getSolution().col_value)
+            solution = h.getSolution()
+            solutions[i] = np.asarray(solution.col_value)
+            duals[i] = np.asarray(solution.row_dual)
         elif status == highspy.HighsModelStatus.kInfeasible:
             bounds[j], infeasible[j] = math.inf, True
     best = np.argsort(bounds, kind="stable")[:HEURISTIC_POINTS] + start
     k_c = {int(i): prog.k_from_columns(solutions[int(i)]) for i in best if int(i) in solutions}
-    return {"bounds": bounds, "infeasible": infeasible, "expired": expired, "k_c": k_c}
+    return {"bounds": bounds, "infeasible": infeasible, "expired": expired, "k_c": k_c, "duals": duals}
 
 
 def mip_point(handle: Shared, call: str, eta: np.ndarray | None, options: SolveOptions, i: int, cutoff: float,
@@ -225,7 +230,7 @@ def parallel_search(prog: GroupedProgram, problem: DiscreteProblem, options: Sol
     eta = problem.eta
     if options.threads is None:  # one HiGHS thread per worker unless asked: the workers share the cores
         options = dataclasses.replace(options, threads=1)
-    handle = _share(executor, prog)
+    handle = share_program(executor, prog)
     call = uuid.uuid4().hex
     points = prog.points.shape[0]
     search = GroupedSearch(problem=problem, bounds=np.full(points, -np.inf), finished=np.zeros(points, dtype=bool))
@@ -242,9 +247,10 @@ def parallel_search(prog: GroupedProgram, problem: DiscreteProblem, options: Sol
 _shared: dict[tuple[int, int], tuple[weakref.ref[Any], weakref.ref[Any], Shared]] = {}
 
 
-def _share(executor: Executor, prog: GroupedProgram) -> Shared:
+def share_program(executor: Executor, prog: GroupedProgram) -> Shared:
     """``executor.share(prog)`` once per (executor, program): repeated oracle calls on one
-    decomposition (OPSamp, a benchmark's draws) ship the data to the workers once."""
+    decomposition (OPSamp, a benchmark's draws, the verifier's SCIP solves) ship the data to the
+    workers once."""
     for key, (p, e, _) in list(_shared.items()):  # forget the handles of dead programs or executors
         if p() is None or e() is None:
             del _shared[key]
@@ -279,6 +285,7 @@ def _lp_pass(prog: GroupedProgram, search: GroupedSearch, executor: Executor, ha
             search.bounds[a:stop] = out["bounds"]
             search.finished[a:stop] |= out["infeasible"]
             k_c.update(out["k_c"])
+            search.duals.update(out["duals"])
             bar.advance(out["bounds"].size)
             if out["expired"]:
                 search.limit = Limit.TIME

@@ -41,6 +41,7 @@ class GroupedSearch:
     best_k: np.ndarray | None = None
     bounds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     finished: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    duals: dict[int, np.ndarray] = field(default_factory=dict)  # LP row duals by point (proposals for the verifier)
     mips: int = 0
     pruned: int = 0
     limit: Limit | None = None

@@ -15,7 +15,10 @@ between points, no modeling-layer rebuild):
    optimality) or is proven not to.
 
 Nothing carries over between oracle calls: the HiGHS instance, its bases and the incumbent
-belong to one η.  Options: ``time_limit`` (the whole call), ``threads``, ``random_seed =
+belong to one η.  The LP pass's row duals are kept on the prepared object
+(``GroupedPrepared.hint``, replaced by every call) as proposals for the cross-verifier, which
+checks them in exact arithmetic (:mod:`dpopt.backends.grouped_duals`); they never reach a
+result or a release.  Options: ``time_limit`` (the whole call), ``threads``, ``random_seed =
 options.seed``, ``max_iterations`` → ``mip_max_nodes`` per point, and in ``extra``:
 ``enumerate`` (column indices, default "auto": the columns the data's schema declares
 non-binary) plus raw HiGHS options.  Whether a problem is accepted is decided by
@@ -49,6 +52,7 @@ import numpy as np
 
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import DiscreteCheck
+from dpopt.backends.grouped_duals import DualHint
 from dpopt.backends.grouped_points import (
     HEURISTIC_POINTS,
     GroupedSearch,
@@ -80,6 +84,8 @@ class GroupedPrepared:
 
     program: GroupedProgram
     enumerate: Any = "auto"
+    #: the last call's LP duals (proposals for the cross-verifier, :mod:`dpopt.backends.grouped_duals`)
+    hint: DualHint | None = None
 
 
 class HighsGroupedBackend(Backend[GroupedPrepared]):
@@ -137,6 +143,7 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
                 else:
                     search = self._search(prog, problem, options, deadline, bar)
                 bar.note(mips=search.mips, pruned=search.pruned, incumbent=search.incumbent)
+            prepared.hint = DualHint(prog, None if problem.eta is None else np.array(problem.eta), search.duals)
         except Exception as exc:  # noqa: BLE001 — report, never crash a mechanism
             return OracleResult(
                 solution=None, status=OracleStatus.ERROR, solver_certified=False,
@@ -165,7 +172,9 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
             status = h.getModelStatus()
             if status == highspy.HighsModelStatus.kOptimal:
                 search.bounds[i] = h.getInfo().objective_function_value + const
-                lp_solutions[i] = np.asarray(h.getSolution().col_value)
+                solution = h.getSolution()
+                lp_solutions[i] = np.asarray(solution.col_value)
+                search.duals[i] = np.asarray(solution.row_dual)
             elif status == highspy.HighsModelStatus.kInfeasible:
                 search.bounds[i], search.finished[i] = math.inf, True
         order = np.argsort(search.bounds, kind="stable")

@@ -9,10 +9,15 @@ same perturbed problem (the same η), that no grid point has an objective below
     threshold = f(ŵ) − tol,   tol = max(α, :data:`RELATIVE_TOLERANCE` · max(1, |f(ŵ)|)),
 
 where f(ŵ) is recomputed by dpopt with exact integer margins.  Either the verifier's proven
-lower bound is ≥ the threshold (a full solve), or its cut-off model (objective < threshold)
-is proven infeasible (the grouped verifier).  A crash (status ERROR, or an exception raised
-by the verifier) is retried with the same η like a crash of the primary oracle — the same
-public number of repeats (``CRASH_RETRIES`` of :mod:`dpopt.mechanisms.discrete_base`), no
+lower bound is ≥ the threshold (a full solve), or, for the grouped verifier, every enumerated
+point k_S is settled in one of two ways: a safe lower bound ≥ the threshold, evaluated by
+dpopt in exact arithmetic from the LP dual vector the primary's LP pass proposed for that
+point (NS04 Sec. 2: the bound holds for *any* dual vector, so HiGHS is never trusted, only
+used as a source of candidate multipliers; :mod:`dpopt.backends.grouped_duals`), or the
+point's cut-off model (objective < threshold) proven infeasible by SCIP
+(:mod:`dpopt.backends.scip_points`, the points run on the run's executor).  A crash (status
+ERROR, or an exception raised by the verifier) is retried with the same η like a crash of the
+primary oracle — the same public number of repeats (``CRASH_RETRIES`` of :mod:`dpopt.mechanisms.discrete_base`), no
 data-dependent choice (:func:`retry_crashes`).  Anything else — a better point, a limit, a
 crash on every try — is a disagreement, and the mechanism fails closed.
 
@@ -26,8 +31,8 @@ a data value, so every neighbouring dataset gets the same verifier.  In order:
    margins; exact by construction);
 2. a tiny grid (the ``auto`` rule's enumeration bound): ``bruteforce``;
 3. primary ``highs-grouped``: ``scip-grouped``, the grouped decomposition with the automatic
-   split (when the schema admits it: the ``auto`` rule's public checks) and every enumerated
-   point's MIP solved by SCIP (PySCIPOpt) under the objective cut-off
+   split (when the schema admits it: the ``auto`` rule's public checks), every enumerated
+   point settled by an exact LP dual bound or by SCIP (PySCIPOpt) under the objective cut-off
    (:class:`ScipGroupedVerifier`) — the big-M models do not finish on data such as Adult;
 4. a big-M primary (``highs``, ``scip``, ``cpsat``, or a third-party backend): the first
    installed of :data:`BIG_M_ORDER` [primary] other than the primary;
@@ -46,8 +51,9 @@ import numpy as np
 
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import VerifierCheck
+from dpopt.backends.grouped_duals import DualHint, dual_proofs, safe_bound_of
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
-from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.discrete import DiscreteProblem
 
 #: relative slack of the verifier's threshold when α is tiny (solver tolerances are ~1e-9)
@@ -79,7 +85,8 @@ def threshold(value: float, alpha: float) -> float:
 
 def acceptance(choice: VerifierChoice, alpha: float) -> str:
     """The public rule a verifier's answer must meet."""
-    how = ("its cut-off model (objective below the threshold) proven infeasible at every enumerated point"
+    how = ("at every enumerated point, a safe LP bound evaluated in exact arithmetic (NS04) ≥ the threshold or "
+           "its cut-off model (objective below the threshold) proven infeasible by SCIP"
            if choice.backend == SCIP_GROUPED else "its proven lower bound on the same perturbed problem ≥ the threshold")
     return (f"independent check: no grid point below f(ŵ) − max(α={alpha:g}, {RELATIVE_TOLERANCE:g}·max(1, |f(ŵ)|)), "
             f"f recomputed with exact integer margins; {how}")
@@ -213,13 +220,28 @@ def replace_verdict(res: OracleResult, *, cut: float, lower: float, better: bool
 
 
 class ScipGroupedVerifier(Verifier):
-    """The grouped decomposition (:mod:`dpopt.compile.mip_grouped`) with SCIP per enumerated point.
+    """The grouped decomposition (:mod:`dpopt.compile.mip_grouped`): exact dual bounds, then SCIP.
 
-    One SCIP model holds the per-point MIP's structure; for each enumerated k_S its costs and
-    z bounds are loaded (:meth:`GroupedProgram.costs`) and SCIP is asked for a point with
-    objective below ``threshold − const(k_S)`` (``setObjlimit``).  Confirmed when SCIP proves
-    every point's cut-off model infeasible; nothing is pruned by another solver's bounds.
+    For one η and threshold, every enumerated point k_S must be proven to hold no grid point
+    below the threshold, in one of two ways:
+
+    1. *a safe LP bound*: the primary's LP duals of that point (``GroupedPrepared.hint``, a
+       proposal only) give, evaluated by dpopt in exact arithmetic with the verifier's own
+       costs, a lower bound ≥ the threshold (NS04 Sec. 2; :mod:`dpopt.backends.grouped_duals`);
+       the bound holds for any dual vector, so a wrong HiGHS answer can only leave the point
+       to step 2;
+    2. *SCIP*: the point's cut-off model (objective below ``threshold − const(k_S)``,
+       ``setObjlimit``) proven infeasible by SCIP (:mod:`dpopt.backends.scip_points`), the
+       points run as tasks of the run's executor.
+
+    Confirmed when every point is proven; anything else is a disagreement.
     """
+
+    def __init__(self, name: str, version: str, prepared: Any, backend: Backend[Any] | None = None, *,
+                 source: Any = None) -> None:
+        super().__init__(name, version, prepared, backend)
+        self.source = source  # the primary's prepared decomposition (its ``hint``: proposals only)
+        self.safe = safe_bound_of(prepared)
 
     @staticmethod
     def available() -> bool:
@@ -238,16 +260,21 @@ class ScipGroupedVerifier(Verifier):
         program = getattr(primary_prepared, "program", None)
         if program is None or not hasattr(program, "points") or getattr(primary_prepared, "enumerate", "auto") != "auto":
             program = compile_grouped(problem, "auto")
-        return cls(SCIP_GROUPED, importlib.metadata.version("pyscipopt"), program)
+        return cls(SCIP_GROUPED, importlib.metadata.version("pyscipopt"), program, source=primary_prepared)
 
     def confirm(self, problem: DiscreteProblem, eta: np.ndarray, value: float, alpha: float,
                 options: SolveOptions, retries: int) -> OracleResult:
-        """Every enumerated point's cut-off model on the same η, a crash retried ``retries`` times
-        (:func:`retry_crashes`, each try on a fresh SCIP model); ``certified`` is the verdict."""
+        """Every enumerated point proven on the same η (class docstring), a crash retried ``retries``
+        times (:func:`retry_crashes`, each try with fresh SCIP models); ``certified`` is the verdict."""
         cut = threshold(value, alpha)
         res = retry_crashes(lambda: self._attempt(eta, cut, options), retries)
         return replace_verdict(res, cut=cut, lower=res.dual_bound, better=bool(res.solution is not None),
                                ok=res.solver_certified)
+
+    def hint(self) -> DualHint | None:
+        """The primary's latest LP duals, if it left any (checked, never trusted: :func:`dual_proofs`)."""
+        hint = getattr(self.source, "hint", None)
+        return hint if isinstance(hint, DualHint) else None
 
     def _attempt(self, eta: np.ndarray, cut: float, options: SolveOptions) -> OracleResult:
         """One pass over the enumerated points (status ERROR when SCIP raised).
@@ -255,23 +282,26 @@ class ScipGroupedVerifier(Verifier):
         ``solver_certified`` holds the verdict, ``dual_bound`` the threshold when confirmed, and
         ``solution`` a point found below the threshold (if any).
         """
+        from dpopt.backends.scip_points import scip_pass
+        from dpopt.executors import current_executor
+
         prog = self.prepared
         perturbed = prog.problem.with_eta(eta)
         start = time.perf_counter()
         deadline = None if options.time_limit is None else start + float(options.time_limit)
-        status, better, solved, point = OracleStatus.OPTIMAL, False, 0, None
+        status, better, point, proven, rest = OracleStatus.OPTIMAL, False, None, 0, 0
         raw = "all cut-off models infeasible"
         try:
-            model, x = _scip_model(prog, options)
-            for ks in prog.points:
-                costs, z_upper, const = prog.costs(perturbed, ks)
-                outcome, w = _solve_point(model, x, prog, ks, costs, z_upper, cut - const, deadline)
-                solved += 1
-                if outcome != "infeasible":
-                    better, point = _better_point(perturbed, w, cut), w
-                    status = OracleStatus.LIMIT if outcome == "limit" else OracleStatus.OPTIMAL
-                    raw = f"SCIP status {outcome!r} at an enumerated point"
-                    break
+            proofs = dual_proofs(prog, perturbed, self.hint(), cut, self.safe)
+            proven = int(proofs.proven.sum())
+            todo = np.flatnonzero(~proofs.proven)
+            todo = todo[np.argsort(proofs.bound[todo], kind="stable")].tolist()  # weakest bounds first
+            rest = len(todo)
+            outcome = scip_pass(prog, perturbed.eta, cut, todo, options, deadline, current_executor())
+            if outcome.kind != "infeasible":
+                better, point = _better_point(perturbed, outcome.point, cut), outcome.point
+                status = OracleStatus.LIMIT if outcome.kind == "limit" else OracleStatus.OPTIMAL
+                raw = f"SCIP status {outcome.kind!r} at an enumerated point"
         except Exception as exc:  # noqa: BLE001 — report, never crash a mechanism
             status, raw = OracleStatus.ERROR, f"exception {type(exc).__name__}"
         ok = status is OracleStatus.OPTIMAL and raw == "all cut-off models infeasible"
@@ -280,65 +310,6 @@ class ScipGroupedVerifier(Verifier):
             solve_time=time.perf_counter() - start, backend=self.name, backend_version=self.version,
             raw_status=raw, limit=Limit.TIME if status is OracleStatus.LIMIT else None,
             dual_bound=cut if ok else math.nan,
-            message=f"SCIP on the grouped decomposition: {solved} of {prog.points.shape[0]} point models solved",
+            message=(f"grouped decomposition, {prog.points.shape[0]} points: {proven} proven by exact LP dual "
+                     f"bounds, {rest} left to SCIP cut-off models"),
         )
-
-
-def _scip_model(prog: Any, options: SolveOptions) -> tuple[Any, list[Any]]:
-    """A SCIP model of the per-point MIP's structure (zero costs), as in highs_grouped."""
-    import pyscipopt
-
-    model = pyscipopt.Model()
-    model.hideOutput()
-    model.setParam("randomization/randomseedshift", int(options.seed))
-    model.setParam("numerics/feastol", 1e-9)
-    model.setParam("limits/gap", 0.0)
-    model.setParam("limits/absgap", 0.0)
-    # only infeasibility under the cut-off is asked: no primal heuristics, light presolve, and no
-    # cutting planes (measured on Adult, n = 15,682: the hardest point models took 15–154 s with
-    # SCIP's default separation and 1.5–6 s without)
-    model.setHeuristics(pyscipopt.SCIP_PARAMSETTING.OFF)
-    model.setPresolve(pyscipopt.SCIP_PARAMSETTING.FAST)
-    model.setSeparating(pyscipopt.SCIP_PARAMSETTING.OFF)
-    if options.max_iterations is not None:
-        model.setParam("limits/nodes", int(options.max_iterations))
-    x = [model.addVar(vtype="B", name=f"x{j}") for j in range(prog.n_columns)]
-    rows = prog.rows
-    for r in range(rows.rhs.size):
-        lo, hi = int(rows.starts[r]), int(rows.starts[r + 1])
-        expr = pyscipopt.quicksum(float(v) * x[int(j)] for j, v in zip(rows.index[lo:hi], rows.value[lo:hi], strict=True))
-        model.addCons(expr == float(rows.rhs[r]))
-    return model, x
-
-
-def _solve_point(model: Any, x: list[Any], prog: Any, ks: np.ndarray, costs: np.ndarray, z_upper: np.ndarray,
-                 limit: float, deadline: float | None) -> tuple[str, np.ndarray | None]:
-    """("infeasible" | "better" | "limit" | SCIP's status, the point found or None) for one k_S."""
-    import pyscipopt
-
-    model.freeTransform()
-    model.setObjective(pyscipopt.quicksum(float(c) * v for c, v in zip(costs, x, strict=True) if c != 0.0), "minimize")
-    z0 = prog.n_u + prog.n_v
-    for t, ub in enumerate(z_upper):
-        model.chgVarUb(x[z0 + t], float(ub))
-    model.setObjlimit(float(limit))
-    if deadline is not None:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            return "limit", None
-        model.setParam("limits/time", max(remaining, 1e-3))
-    model.optimize()
-    status = model.getStatus()
-    if status == "infeasible":
-        return "infeasible", None
-    if status in ("timelimit", "nodelimit", "totalnodelimit", "stallnodelimit", "userinterrupt"):
-        return "limit", None
-    if model.getNSols() == 0:
-        return str(status), None
-    sol = model.getBestSol()
-    cols = np.array([model.getSolVal(sol, v) for v in x[: prog.n_u]])
-    k = prog.point(ks, prog.k_from_columns(cols))
-    try:
-        return "better", prog.problem.domain.step * k.astype(np.float64)
-    except ModelError:  # pragma: no cover — defensive: a malformed point is still a disagreement
-        return "better", None

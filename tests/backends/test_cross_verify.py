@@ -281,7 +281,7 @@ def test_a_verifier_that_always_crashes_fails_closed_after_the_fixed_tries(monke
 @needs_scip
 @pytest.mark.parametrize("crashes", [1, 10 ** 6])
 def test_scip_grouped_verifier_retries_a_crash_like_the_primary(monkeypatch, crashes):
-    import dpopt.backends.verify as verify
+    import dpopt.backends.scip_points as scip_points
     from dpopt.mechanisms.discrete_base import CRASH_RETRIES
 
     template = _small(0)
@@ -289,7 +289,7 @@ def test_scip_grouped_verifier_retries_a_crash_like_the_primary(monkeypatch, cra
     eta = np.random.default_rng(0).normal(size=template.noise_size) * 0.3
     problem = template.with_eta(eta)
     best = brute_force(problem)[1]
-    real, calls = verify._scip_model, []
+    real, calls = scip_points.scip_model, []
 
     def flaky(prog, options):
         calls.append(1)
@@ -297,7 +297,7 @@ def test_scip_grouped_verifier_retries_a_crash_like_the_primary(monkeypatch, cra
             raise RuntimeError("SCIP crashed")
         return real(prog, options)
 
-    monkeypatch.setattr(verify, "_scip_model", flaky)
+    monkeypatch.setattr(scip_points, "scip_model", flaky)
     res = v.confirm(problem, eta, best, ALPHA, SolveOptions(), CRASH_RETRIES)
     if crashes > 1:
         assert not res.certified and res.status is OracleStatus.ERROR and len(calls) == 1 + CRASH_RETRIES

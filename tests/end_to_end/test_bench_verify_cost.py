@@ -14,5 +14,7 @@ def test_verify_cost_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.get("verify-cost").main(["--n", "200", "--draws", "1"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.strip().startswith("0 "))
-    assert "scip-grouped" in row and row.rstrip().endswith("True")
+    assert "scip-grouped" in row and row.split()[-3:] == ["True", "True", "True"]  # certified, verified, same point
     assert "median time ratio" in out
+    assert "per verified call (primary + verifier solve): median" in out
+    assert "certified and verified: 1 of 1 calls" in out
