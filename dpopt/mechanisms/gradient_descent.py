@@ -118,7 +118,7 @@ bench defaults`` reruns that comparison (each setting varied alone) and prints i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
@@ -536,8 +536,6 @@ class DPGradientDescent(_GradientMechanism):
                       preconditioner_ridge=metric.ridge, preconditioner_sensitivity_l2=metric.gram.reach,
                       preconditioner_zcdp_rho=metric.rho, steps_zcdp_rho=params["zcdp_rho"],
                       zcdp_rho=params["zcdp_rho"] + metric.rho)
-        from dataclasses import replace
-
         return replace(plan, preconditioner=metric, parameters=params)
 
     def _plan_steps(self, problem: Problem, lipschitz: float, clip: float, eta: float, steps: int,
