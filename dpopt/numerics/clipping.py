@@ -114,15 +114,19 @@ def _entry(data: Any) -> dict[object, Any]:
         return {}
 
 
-def _prepared(data: Any, norm: object) -> tuple[np.ndarray, Any]:
-    """(the row norms of X in ``norm``, X as :func:`_fast_matrix` makes it), computed once per dataset."""
+def _prepared(data: Any, norm: object) -> tuple[np.ndarray, Any, Any]:
+    """(the row norms of X in ``norm``, X as :func:`_fast_matrix` makes it, and Xᵀ for the gradient
+    sum Xᵀc: CSR of its own when X is sparse, so a step neither rebuilds nor scatters), computed
+    once per dataset."""
     entry = _entry(data)
     if "matrix" not in entry:
-        entry["matrix"] = _fast_matrix(data.X)
+        matrix = _fast_matrix(data.X)
+        entry["matrix"] = matrix
+        entry["transposed"] = sp.csr_matrix(matrix.T) if sp.issparse(matrix) else matrix.T
     key = _order(norm)
     if key not in entry:
         entry[key] = row_norms(data.X, norm)
-    return entry[key], entry["matrix"]
+    return entry[key], entry["matrix"], entry["transposed"]
 
 
 class ClippedGradient:
@@ -169,8 +173,9 @@ class ClippedGradient:
         if self._distributed:  # Dask: row norms are recomputed per partition in each pass
             self._x_norms = np.empty(0)
             self._X = loss.data.X
+            self._Xt = None
         else:
-            self._x_norms, self._X = _prepared(loss.data, norm)
+            self._x_norms, self._X, self._Xt = _prepared(loss.data, norm)
 
     def gram(self) -> np.ndarray:
         """XᵀX of the loss's data as a dense d×d array, with the gradients' fast product (CSR
@@ -233,7 +238,7 @@ class ClippedGradient:
         np.maximum(size, cap, out=size)  # the scale min(1, cap/size) = cap / max(size, cap)
         c *= cap
         c /= size if c.ndim == 1 else size[:, None]
-        return np.asarray(self._X.T @ c).ravel(), count
+        return np.asarray(self._Xt @ c).ravel(), count
 
     def sum_over(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Σ_{i ∈ rows} clip_L(∇ℓ(θ; d_i)): the sum over a batch (DP-SGD).
@@ -264,6 +269,5 @@ class ClippedGradient:
         """The clipped average gradient at θ."""
         if self._distributed:
             return self._dask_sum(theta, self._cap if not math.isinf(self.bound) else math.inf)[0] / self.loss.data.n
-        X = self._X
-        return np.asarray(X.T @ self.coefficients(theta)).ravel() / self.loss.data.n
+        return np.asarray(self._Xt @ self.coefficients(theta)).ravel() / self.loss.data.n
 
