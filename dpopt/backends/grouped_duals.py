@@ -84,6 +84,5 @@ def dual_proofs(program: GroupedProgram, problem: DiscreteProblem, hint: DualHin
             continue
         costs, z_upper, const = program.costs(problem, program.points[i])
         upper = np.concatenate([fixed, z_upper])
-        bound[i] = safe.bound(costs, upper, const, y)
-        proven[i] = safe.proves(costs, upper, const, y, cut)
+        bound[i], proven[i] = safe.check(costs, upper, const, y, cut)
     return DualProofs(proven, bound)

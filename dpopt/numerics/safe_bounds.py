@@ -75,18 +75,21 @@ class SafeDualBound:
 
     def proves(self, costs: np.ndarray, upper: np.ndarray, const: float, y: np.ndarray, threshold: float) -> bool:
         """Whether the dual ``y`` proves ``min cᵀx + const ≥ threshold`` (exactly; False when it cannot)."""
-        terms = self._terms(costs, upper, y)
-        if terms is None or not (math.isfinite(const) and math.isfinite(threshold)):
-            return False
-        return math.fsum([*terms, float(const), -float(threshold)]) >= 0.0
+        return self.check(costs, upper, const, y, threshold)[1]
 
     def bound(self, costs: np.ndarray, upper: np.ndarray, const: float, y: np.ndarray) -> float:
         """The safe bound yᵀb + Σ_j min(0, (c − Aᵀy)_j u_j) + const, rounded to the nearest double
         (−inf when it cannot be evaluated exactly); for reports and ordering, :meth:`proves` decides."""
+        return self.check(costs, upper, const, y, -math.inf)[0]
+
+    def check(self, costs: np.ndarray, upper: np.ndarray, const: float, y: np.ndarray,
+              threshold: float) -> tuple[float, bool]:
+        """(:meth:`bound`, :meth:`proves`) from one exact evaluation of the dual's terms."""
         terms = self._terms(costs, upper, y)
         if terms is None or not math.isfinite(const):
-            return -math.inf
-        return math.fsum([*terms, float(const)])
+            return -math.inf, False
+        value = math.fsum([*terms, float(const)])
+        return value, math.isfinite(threshold) and math.fsum([*terms, float(const), -float(threshold)]) >= 0.0
 
     def _terms(self, costs: np.ndarray, upper: np.ndarray, y: np.ndarray) -> list[float] | None:
         """Doubles whose exact sum is the bound without ``const`` (None: not exactly evaluable)."""
