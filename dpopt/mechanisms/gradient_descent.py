@@ -510,15 +510,18 @@ class DPGradientDescent(_GradientMechanism):
             raise MechanismError(f"precondition=True does not apply here: {reason}; pass precondition=False")
         return self.precondition is not False and reason is None
 
-    def _settings(self, problem: Problem) -> tuple[float, float, float, int]:
-        """(L, C, η, T): with the preconditioner η defaults to 1 (the step of the quadratic bound)
-        and T to ``PRECONDITIONED_STEPS`` (module docstring); otherwise as in DP-SGD."""
-        if not self._preconditioned(problem):
-            return super()._settings(problem)
-        lipschitz = self._check_problem(problem)
-        clip = self.clip if self.clip is not None else lipschitz
-        eta = self.learning_rate if self.learning_rate is not None else 1.0
-        return lipschitz, clip, eta, self.steps or min(PRECONDITIONED_STEPS, self.max_steps)
+    def _step_size(self, problem: Problem) -> float:
+        """With the preconditioner η defaults to 1 (the step of the quadratic bound); otherwise 1/β."""
+        if self.learning_rate is None and self._preconditioned(problem):
+            return 1.0
+        return super()._step_size(problem)
+
+    def _default_steps(self, problem: Problem, lipschitz: float, step: float, clip: float) -> int:
+        """With the preconditioner T defaults to ``PRECONDITIONED_STEPS`` (capped by ``max_steps``);
+        otherwise the noisy-GD bound's T (module docstring)."""
+        if self._preconditioned(problem):
+            return min(PRECONDITIONED_STEPS, self.max_steps)
+        return super()._default_steps(problem, lipschitz, step, clip)
 
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
