@@ -36,102 +36,9 @@ from dpopt._lazy import attach
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it (tool.setuptools.dynamic)
 
-if TYPE_CHECKING:
-    from dpopt import backends, errors, losses, potentials, sets, submodular
-    from dpopt.backends.result import Limit
-    from dpopt.mechanisms.adassp import AdaSSP
-    from dpopt.mechanisms.base import Mechanism, default_ledger
-    from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
-    from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe
-    from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
-    from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
-    from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
-    from dpopt.mechanisms.opdisc import OPDisc
-    from dpopt.mechanisms.opsamp import OPSamp
-    from dpopt.mechanisms.output_perturbation import OutputPerturbation
-    from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
-    from dpopt.mechanisms.release import Release
-    from dpopt.mechanisms.rspm import RSPM
-    from dpopt.mechanisms.selection import PrivateSelection
-    from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
-    from dpopt.modeling.dataset import Dataset
-    from dpopt.modeling.discrete import DiscreteProblem
-    from dpopt.modeling.domains import IntegerGrid
-    from dpopt.modeling.losses import (
-        HingeLoss,
-        HuberLoss,
-        LogisticLoss,
-        MultinomialLogisticLoss,
-        SmoothedHingeLoss,
-        SquaredLoss,
-    )
-    from dpopt.modeling.problem import Problem
-    from dpopt.modeling.regularizers import L1Norm, L2Squared
-    from dpopt.modeling.schema import Binary, Categorical, Fill, Intercept, Numeric, Schema
-    from dpopt.modeling.sets import Box, L1Ball, L2Ball, LinfBall, NonNegative, Simplex
-    from dpopt.modeling.variable import Variable
-    from dpopt.modeling.zero_one import ZeroOneLoss
-    from dpopt.privacy.ledger import Ledger
-    from dpopt.privacy.sqlite_ledger import SQLiteLedger
-    from dpopt.progress import show_progress
 
-__all__ = [
-    "AdaSSP",
-    "Binary",
-    "Box",
-    "Categorical",
-    "DPGradientDescent",
-    "DPSGD",
-    "Dataset",
-    "DiscreteProblem",
-    "DualFrankWolfe",
-    "Fill",
-    "GaussianFrankWolfe",
-    "HingeLoss",
-    "HuberLoss",
-    "IntegerGrid",
-    "Intercept",
-    "L1Ball",
-    "L1Norm",
-    "L2Ball",
-    "L2Squared",
-    "Ledger",
-    "Limit",
-    "LinfBall",
-    "LogisticLoss",
-    "Mechanism",
-    "MultinomialLogisticLoss",
-    "NonNegative",
-    "Numeric",
-    "OPDisc",
-    "OPSamp",
-    "ObjectivePerturbation",
-    "OutputPerturbation",
-    "PolytopeFrankWolfe",
-    "PrivateMirrorDescent",
-    "PrivateSelection",
-    "Problem",
-    "RSPM",
-    "Release",
-    "SQLiteLedger",
-    "Schema",
-    "Simplex",
-    "SmoothedHingeLoss",
-    "SquaredLoss",
-    "SubmodularOutputPerturbation",
-    "Variable",
-    "ZeroOneLoss",
-    "backends",
-    "default_ledger",
-    "errors",
-    "losses",
-    "potentials",
-    "sets",
-    "show_progress",
-    "submodular",
-]
-
-#: public name -> the module that defines it (imported on first use)
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "Limit": "dpopt.backends.result",
     "Mechanism": "dpopt.mechanisms.base",
@@ -199,10 +106,70 @@ _MOVED = {
     **{name: f"dpopt.modeling.perturbation.{name}" for name in ("Linear", "Perturbation", "Quadratic")},
 }
 
-__getattr__, __dir__ = attach(
-    __name__, _EXPORTS, submodules=("backends", "errors", "losses", "potentials", "sets", "submodular"),
-    moved=_MOVED,
-)
+#: the sub-namespaces (``dp.sets`` is the module ``dpopt.sets``)
+_SUBMODULES = ("backends", "errors", "losses", "potentials", "sets", "submodular")
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES])
+__getattr__, __dir__ = attach(__name__, _EXPORTS, submodules=_SUBMODULES, moved=_MOVED)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt import backends as backends
+    from dpopt import errors as errors
+    from dpopt import losses as losses
+    from dpopt import potentials as potentials
+    from dpopt import sets as sets
+    from dpopt import submodular as submodular
+    from dpopt.backends.result import Limit as Limit
+    from dpopt.mechanisms.adassp import AdaSSP as AdaSSP
+    from dpopt.mechanisms.base import Mechanism as Mechanism
+    from dpopt.mechanisms.base import default_ledger as default_ledger
+    from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe as DualFrankWolfe
+    from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe as GaussianFrankWolfe
+    from dpopt.mechanisms.gradient_descent import DPSGD as DPSGD
+    from dpopt.mechanisms.gradient_descent import DPGradientDescent as DPGradientDescent
+    from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent as PrivateMirrorDescent
+    from dpopt.mechanisms.objective_perturbation import (
+        ObjectivePerturbation as ObjectivePerturbation,
+    )
+    from dpopt.mechanisms.opdisc import OPDisc as OPDisc
+    from dpopt.mechanisms.opsamp import OPSamp as OPSamp
+    from dpopt.mechanisms.output_perturbation import OutputPerturbation as OutputPerturbation
+    from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe as PolytopeFrankWolfe
+    from dpopt.mechanisms.release import Release as Release
+    from dpopt.mechanisms.rspm import RSPM as RSPM
+    from dpopt.mechanisms.selection import PrivateSelection as PrivateSelection
+    from dpopt.mechanisms.submodular_output import (
+        SubmodularOutputPerturbation as SubmodularOutputPerturbation,
+    )
+    from dpopt.modeling.dataset import Dataset as Dataset
+    from dpopt.modeling.discrete import DiscreteProblem as DiscreteProblem
+    from dpopt.modeling.domains import IntegerGrid as IntegerGrid
+    from dpopt.modeling.losses import HingeLoss as HingeLoss
+    from dpopt.modeling.losses import HuberLoss as HuberLoss
+    from dpopt.modeling.losses import LogisticLoss as LogisticLoss
+    from dpopt.modeling.losses import MultinomialLogisticLoss as MultinomialLogisticLoss
+    from dpopt.modeling.losses import SmoothedHingeLoss as SmoothedHingeLoss
+    from dpopt.modeling.losses import SquaredLoss as SquaredLoss
+    from dpopt.modeling.problem import Problem as Problem
+    from dpopt.modeling.regularizers import L1Norm as L1Norm
+    from dpopt.modeling.regularizers import L2Squared as L2Squared
+    from dpopt.modeling.schema import Binary as Binary
+    from dpopt.modeling.schema import Categorical as Categorical
+    from dpopt.modeling.schema import Fill as Fill
+    from dpopt.modeling.schema import Intercept as Intercept
+    from dpopt.modeling.schema import Numeric as Numeric
+    from dpopt.modeling.schema import Schema as Schema
+    from dpopt.modeling.sets import Box as Box
+    from dpopt.modeling.sets import L1Ball as L1Ball
+    from dpopt.modeling.sets import L2Ball as L2Ball
+    from dpopt.modeling.sets import LinfBall as LinfBall
+    from dpopt.modeling.sets import NonNegative as NonNegative
+    from dpopt.modeling.sets import Simplex as Simplex
+    from dpopt.modeling.variable import Variable as Variable
+    from dpopt.modeling.zero_one import ZeroOneLoss as ZeroOneLoss
+    from dpopt.privacy.ledger import Ledger as Ledger
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger as SQLiteLedger
+    from dpopt.progress import show_progress as show_progress
 
 
 def _polytope_solver() -> None:

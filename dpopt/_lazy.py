@@ -7,10 +7,13 @@ therefore loads no solver package, no numerical library beyond what a name needs
 mechanism: ``dp.ObjectivePerturbation`` imports the mechanisms when it is first used.
 
 The objects are the defining modules' own (``dp.L2Ball is dpopt.modeling.sets.L2Ball``), so
-pickles, ``isinstance`` and ``repr`` are unchanged.  Each namespace also imports its names
-under ``typing.TYPE_CHECKING`` so that type checkers and IDEs see them;
-``tests/unit/test_public_api.py`` checks that the three lists (those imports, ``__all__`` and the
-map given here) agree.
+pickles, ``isinstance`` and ``repr`` are unchanged.
+
+A namespace registers each public name once, in its ``_EXPORTS`` map (and its sub-namespaces in
+``_SUBMODULES``); ``__all__`` is ``sorted`` of them.  What type checkers and IDEs see is the
+``if TYPE_CHECKING:`` block at the namespace's end, generated from that map by
+``python -m dpopt._stubs`` (:mod:`dpopt._stubs`); ``tests/unit/test_public_api.py`` fails while
+a block is stale.
 """
 
 from __future__ import annotations

@@ -12,31 +12,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.modeling.losses import (
-        HingeLoss,
-        HuberLoss,
-        LogisticLoss,
-        Loss,
-        LossConstants,
-        MultinomialLogisticLoss,
-        SmoothedHingeLoss,
-        SquaredLoss,
-    )
-    from dpopt.modeling.zero_one import ZeroOneLoss
-
-__all__ = [
-    "HingeLoss",
-    "HuberLoss",
-    "LogisticLoss",
-    "Loss",
-    "LossConstants",
-    "MultinomialLogisticLoss",
-    "SmoothedHingeLoss",
-    "SquaredLoss",
-    "ZeroOneLoss",
-]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
@@ -49,4 +26,16 @@ _EXPORTS = {
     "ZeroOneLoss": "dpopt.modeling.zero_one",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.modeling.losses import HingeLoss as HingeLoss
+    from dpopt.modeling.losses import HuberLoss as HuberLoss
+    from dpopt.modeling.losses import LogisticLoss as LogisticLoss
+    from dpopt.modeling.losses import Loss as Loss
+    from dpopt.modeling.losses import LossConstants as LossConstants
+    from dpopt.modeling.losses import MultinomialLogisticLoss as MultinomialLogisticLoss
+    from dpopt.modeling.losses import SmoothedHingeLoss as SmoothedHingeLoss
+    from dpopt.modeling.losses import SquaredLoss as SquaredLoss
+    from dpopt.modeling.zero_one import ZeroOneLoss as ZeroOneLoss

@@ -12,25 +12,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.numerics.potentials import (
-        EntropyPotential,
-        EuclideanPotential,
-        GroupL1Potential,
-        NuclearPotential,
-        Potential,
-        QNormPotential,
-    )
-
-__all__ = [
-    "EntropyPotential",
-    "EuclideanPotential",
-    "GroupL1Potential",
-    "NuclearPotential",
-    "Potential",
-    "QNormPotential",
-]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "EntropyPotential": "dpopt.numerics.potentials",
     "EuclideanPotential": "dpopt.numerics.potentials",
@@ -40,4 +23,13 @@ _EXPORTS = {
     "QNormPotential": "dpopt.numerics.potentials",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.numerics.potentials import EntropyPotential as EntropyPotential
+    from dpopt.numerics.potentials import EuclideanPotential as EuclideanPotential
+    from dpopt.numerics.potentials import GroupL1Potential as GroupL1Potential
+    from dpopt.numerics.potentials import NuclearPotential as NuclearPotential
+    from dpopt.numerics.potentials import Potential as Potential
+    from dpopt.numerics.potentials import QNormPotential as QNormPotential

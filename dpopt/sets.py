@@ -17,36 +17,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth
-    from dpopt.modeling.sets import (
-        Box,
-        L1Ball,
-        L2Ball,
-        LinfBall,
-        NonNegative,
-        Simplex,
-        VertexPolytope,
-    )
-    from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
-    from dpopt.modeling.submodular_norms import SubmodularNormBall
-
-__all__ = [
-    "Box",
-    "ConstraintSet",
-    "GaussianWidth",
-    "GroupL1Ball",
-    "HPolytope",
-    "L1Ball",
-    "L2Ball",
-    "LinfBall",
-    "NonNegative",
-    "NuclearNormBall",
-    "Simplex",
-    "SubmodularNormBall",
-    "VertexPolytope",
-]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "Box": "dpopt.modeling.sets",
     "ConstraintSet": "dpopt.modeling.constraint_set",
@@ -63,4 +35,20 @@ _EXPORTS = {
     "SubmodularNormBall": "dpopt.modeling.submodular_norms",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.modeling.constraint_set import ConstraintSet as ConstraintSet
+    from dpopt.modeling.constraint_set import GaussianWidth as GaussianWidth
+    from dpopt.modeling.sets import Box as Box
+    from dpopt.modeling.sets import L1Ball as L1Ball
+    from dpopt.modeling.sets import L2Ball as L2Ball
+    from dpopt.modeling.sets import LinfBall as LinfBall
+    from dpopt.modeling.sets import NonNegative as NonNegative
+    from dpopt.modeling.sets import Simplex as Simplex
+    from dpopt.modeling.sets import VertexPolytope as VertexPolytope
+    from dpopt.modeling.structured_sets import GroupL1Ball as GroupL1Ball
+    from dpopt.modeling.structured_sets import HPolytope as HPolytope
+    from dpopt.modeling.structured_sets import NuclearNormBall as NuclearNormBall
+    from dpopt.modeling.submodular_norms import SubmodularNormBall as SubmodularNormBall

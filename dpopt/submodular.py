@@ -17,30 +17,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.modeling.submodular import (
-        CallableSetFunction,
-        Cardinality,
-        ChainCut,
-        ConcaveCardinality,
-        GroupCoverage,
-        Indicator,
-        SetFunction,
-    )
-    from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
-
-__all__ = [
-    "CallableSetFunction",
-    "Cardinality",
-    "ChainCut",
-    "ConcaveCardinality",
-    "GroupCoverage",
-    "Indicator",
-    "SetFunction",
-    "SubmodularNorm",
-    "SubmodularNormBall",
-]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "CallableSetFunction": "dpopt.modeling.submodular",
     "Cardinality": "dpopt.modeling.submodular",
@@ -53,4 +31,16 @@ _EXPORTS = {
     "SubmodularNormBall": "dpopt.modeling.submodular_norms",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.modeling.submodular import CallableSetFunction as CallableSetFunction
+    from dpopt.modeling.submodular import Cardinality as Cardinality
+    from dpopt.modeling.submodular import ChainCut as ChainCut
+    from dpopt.modeling.submodular import ConcaveCardinality as ConcaveCardinality
+    from dpopt.modeling.submodular import GroupCoverage as GroupCoverage
+    from dpopt.modeling.submodular import Indicator as Indicator
+    from dpopt.modeling.submodular import SetFunction as SetFunction
+    from dpopt.modeling.submodular_norms import SubmodularNorm as SubmodularNorm
+    from dpopt.modeling.submodular_norms import SubmodularNormBall as SubmodularNormBall

@@ -18,13 +18,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.backends.base import Backend
-    from dpopt.backends.registry import get, names
-    from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
-
-__all__ = ["Backend", "Limit", "OracleResult", "OracleStatus", "SolveOptions", "get", "names"]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "Backend": "dpopt.backends.base",
     "get": "dpopt.backends.registry",
@@ -35,4 +30,14 @@ _EXPORTS = {
     "SolveOptions": "dpopt.backends.result",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.backends.base import Backend as Backend
+    from dpopt.backends.registry import get as get
+    from dpopt.backends.registry import names as names
+    from dpopt.backends.result import Limit as Limit
+    from dpopt.backends.result import OracleResult as OracleResult
+    from dpopt.backends.result import OracleStatus as OracleStatus
+    from dpopt.backends.result import SolveOptions as SolveOptions

@@ -10,90 +10,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth
-    from dpopt.modeling.dataset import Dataset
-    from dpopt.modeling.losses import (
-        HingeLoss,
-        HuberLoss,
-        LogisticLoss,
-        Loss,
-        LossConstants,
-        MultinomialLogisticLoss,
-        SmoothedHingeLoss,
-        SquaredLoss,
-    )
-    from dpopt.modeling.perturbation import Linear, Perturbation, Quadratic
-    from dpopt.modeling.problem import Problem
-    from dpopt.modeling.regularizers import L1Norm, L2Squared
-    from dpopt.modeling.schema import Binary, Categorical, Fill, Numeric, Schema
-    from dpopt.modeling.sets import (
-        Box,
-        L1Ball,
-        L2Ball,
-        LinfBall,
-        NonNegative,
-        Simplex,
-        VertexPolytope,
-    )
-    from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
-    from dpopt.modeling.submodular import (
-        CallableSetFunction,
-        Cardinality,
-        ChainCut,
-        ConcaveCardinality,
-        GroupCoverage,
-        Indicator,
-        SetFunction,
-    )
-    from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
-    from dpopt.modeling.variable import Variable
-
-__all__ = [
-    "Binary",
-    "Box",
-    "CallableSetFunction",
-    "Cardinality",
-    "Categorical",
-    "ChainCut",
-    "ConcaveCardinality",
-    "ConstraintSet",
-    "Dataset",
-    "Fill",
-    "GaussianWidth",
-    "GroupCoverage",
-    "GroupL1Ball",
-    "HPolytope",
-    "HingeLoss",
-    "HuberLoss",
-    "Indicator",
-    "L1Ball",
-    "L1Norm",
-    "L2Ball",
-    "L2Squared",
-    "Linear",
-    "LinfBall",
-    "LogisticLoss",
-    "Loss",
-    "LossConstants",
-    "MultinomialLogisticLoss",
-    "NonNegative",
-    "NuclearNormBall",
-    "Numeric",
-    "Perturbation",
-    "Problem",
-    "Quadratic",
-    "Schema",
-    "SetFunction",
-    "Simplex",
-    "SmoothedHingeLoss",
-    "SquaredLoss",
-    "SubmodularNorm",
-    "SubmodularNormBall",
-    "Variable",
-    "VertexPolytope",
-]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "Dataset": "dpopt.modeling.dataset",
     "HingeLoss": "dpopt.modeling.losses",
@@ -139,4 +57,49 @@ _EXPORTS = {
     "Variable": "dpopt.modeling.variable",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.modeling.constraint_set import ConstraintSet as ConstraintSet
+    from dpopt.modeling.constraint_set import GaussianWidth as GaussianWidth
+    from dpopt.modeling.dataset import Dataset as Dataset
+    from dpopt.modeling.losses import HingeLoss as HingeLoss
+    from dpopt.modeling.losses import HuberLoss as HuberLoss
+    from dpopt.modeling.losses import LogisticLoss as LogisticLoss
+    from dpopt.modeling.losses import Loss as Loss
+    from dpopt.modeling.losses import LossConstants as LossConstants
+    from dpopt.modeling.losses import MultinomialLogisticLoss as MultinomialLogisticLoss
+    from dpopt.modeling.losses import SmoothedHingeLoss as SmoothedHingeLoss
+    from dpopt.modeling.losses import SquaredLoss as SquaredLoss
+    from dpopt.modeling.perturbation import Linear as Linear
+    from dpopt.modeling.perturbation import Perturbation as Perturbation
+    from dpopt.modeling.perturbation import Quadratic as Quadratic
+    from dpopt.modeling.problem import Problem as Problem
+    from dpopt.modeling.regularizers import L1Norm as L1Norm
+    from dpopt.modeling.regularizers import L2Squared as L2Squared
+    from dpopt.modeling.schema import Binary as Binary
+    from dpopt.modeling.schema import Categorical as Categorical
+    from dpopt.modeling.schema import Fill as Fill
+    from dpopt.modeling.schema import Numeric as Numeric
+    from dpopt.modeling.schema import Schema as Schema
+    from dpopt.modeling.sets import Box as Box
+    from dpopt.modeling.sets import L1Ball as L1Ball
+    from dpopt.modeling.sets import L2Ball as L2Ball
+    from dpopt.modeling.sets import LinfBall as LinfBall
+    from dpopt.modeling.sets import NonNegative as NonNegative
+    from dpopt.modeling.sets import Simplex as Simplex
+    from dpopt.modeling.sets import VertexPolytope as VertexPolytope
+    from dpopt.modeling.structured_sets import GroupL1Ball as GroupL1Ball
+    from dpopt.modeling.structured_sets import HPolytope as HPolytope
+    from dpopt.modeling.structured_sets import NuclearNormBall as NuclearNormBall
+    from dpopt.modeling.submodular import CallableSetFunction as CallableSetFunction
+    from dpopt.modeling.submodular import Cardinality as Cardinality
+    from dpopt.modeling.submodular import ChainCut as ChainCut
+    from dpopt.modeling.submodular import ConcaveCardinality as ConcaveCardinality
+    from dpopt.modeling.submodular import GroupCoverage as GroupCoverage
+    from dpopt.modeling.submodular import Indicator as Indicator
+    from dpopt.modeling.submodular import SetFunction as SetFunction
+    from dpopt.modeling.submodular_norms import SubmodularNorm as SubmodularNorm
+    from dpopt.modeling.submodular_norms import SubmodularNormBall as SubmodularNormBall
+    from dpopt.modeling.variable import Variable as Variable

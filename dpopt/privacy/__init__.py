@@ -11,55 +11,8 @@ from typing import TYPE_CHECKING
 
 from dpopt._lazy import attach
 
-if TYPE_CHECKING:
-    from dpopt.privacy.accountant import gaussian_sigma_for_composition, paper_sigma
-    from dpopt.privacy.calibration import (
-        check_epsilon_delta,
-        check_sensitivity,
-        gaussian_delta,
-        gaussian_sigma,
-        gaussian_sigma_analytic,
-        gaussian_sigma_classical,
-        laplace_scale,
-    )
-    from dpopt.privacy.exact import ExactSampler
-    from dpopt.privacy.grid import GridNoise, gaussian_on_grid, grid_step, laplace_on_grid, on_grid
-    from dpopt.privacy.ledger import Charge, Ledger
-    from dpopt.privacy.rng import SeedInfo, make_rng
-    from dpopt.privacy.sampling import gaussian_noise, gumbel_noise, l2_laplace_noise, laplace_noise
-    from dpopt.privacy.sqlite_ledger import SQLiteLedger, StoredCharge
-    from dpopt.privacy.zcdp import zcdp_delta, zcdp_rho
-
-__all__ = [
-    "Charge",
-    "ExactSampler",
-    "GridNoise",
-    "Ledger",
-    "SQLiteLedger",
-    "SeedInfo",
-    "StoredCharge",
-    "check_epsilon_delta",
-    "check_sensitivity",
-    "gaussian_delta",
-    "gaussian_noise",
-    "gaussian_on_grid",
-    "gaussian_sigma",
-    "gaussian_sigma_analytic",
-    "gaussian_sigma_classical",
-    "gaussian_sigma_for_composition",
-    "grid_step",
-    "gumbel_noise",
-    "l2_laplace_noise",
-    "laplace_noise",
-    "laplace_on_grid",
-    "laplace_scale",
-    "make_rng",
-    "on_grid",
-    "paper_sigma",
-    "zcdp_delta",
-    "zcdp_rho",
-]
-
+#: public name -> the module that defines it: the one registration of a public name (then run
+#: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
     "gaussian_sigma_for_composition": "dpopt.privacy.accountant",
     "paper_sigma": "dpopt.privacy.accountant",
@@ -90,4 +43,36 @@ _EXPORTS = {
     "StoredCharge": "dpopt.privacy.sqlite_ledger",
 }
 
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.privacy.accountant import (
+        gaussian_sigma_for_composition as gaussian_sigma_for_composition,
+    )
+    from dpopt.privacy.accountant import paper_sigma as paper_sigma
+    from dpopt.privacy.calibration import check_epsilon_delta as check_epsilon_delta
+    from dpopt.privacy.calibration import check_sensitivity as check_sensitivity
+    from dpopt.privacy.calibration import gaussian_delta as gaussian_delta
+    from dpopt.privacy.calibration import gaussian_sigma as gaussian_sigma
+    from dpopt.privacy.calibration import gaussian_sigma_analytic as gaussian_sigma_analytic
+    from dpopt.privacy.calibration import gaussian_sigma_classical as gaussian_sigma_classical
+    from dpopt.privacy.calibration import laplace_scale as laplace_scale
+    from dpopt.privacy.exact import ExactSampler as ExactSampler
+    from dpopt.privacy.grid import GridNoise as GridNoise
+    from dpopt.privacy.grid import gaussian_on_grid as gaussian_on_grid
+    from dpopt.privacy.grid import grid_step as grid_step
+    from dpopt.privacy.grid import laplace_on_grid as laplace_on_grid
+    from dpopt.privacy.grid import on_grid as on_grid
+    from dpopt.privacy.ledger import Charge as Charge
+    from dpopt.privacy.ledger import Ledger as Ledger
+    from dpopt.privacy.rng import SeedInfo as SeedInfo
+    from dpopt.privacy.rng import make_rng as make_rng
+    from dpopt.privacy.sampling import gaussian_noise as gaussian_noise
+    from dpopt.privacy.sampling import gumbel_noise as gumbel_noise
+    from dpopt.privacy.sampling import l2_laplace_noise as l2_laplace_noise
+    from dpopt.privacy.sampling import laplace_noise as laplace_noise
+    from dpopt.privacy.sqlite_ledger import SQLiteLedger as SQLiteLedger
+    from dpopt.privacy.sqlite_ledger import StoredCharge as StoredCharge
+    from dpopt.privacy.zcdp import zcdp_delta as zcdp_delta
+    from dpopt.privacy.zcdp import zcdp_rho as zcdp_rho

@@ -8,7 +8,8 @@ change to the public API fails here until the snapshot is rewritten on purpose::
 
 (then review ``git diff tests/unit/public_api.txt`` and say it in CHANGELOG.md).  The other tests
 check what makes the names usable: each resolves to the object its defining module holds,
-what type checkers see (the ``TYPE_CHECKING`` imports) is what runtime gives, ``import
+what type checkers see (the ``TYPE_CHECKING`` block that ``python -m dpopt._stubs`` generates
+from a namespace's ``_EXPORTS``) is current and is what runtime gives, ``import
 dpopt`` and ``dpopt --help`` load no mechanism and no solver package (module lists, not
 timings: ``dpopt bench startup`` measures the time), and public objects pickle as before.
 """
@@ -27,12 +28,13 @@ from types import ModuleType
 
 import pytest
 
+from dpopt import _stubs
+
 SNAPSHOT = Path(__file__).with_name("public_api.txt")
 HEADER = ("# The public API of dpopt: the sorted public names of each namespace.  Rewrite it only on\n"
           "# purpose, with: python tests/unit/test_public_api.py  (see tests/unit/test_public_api.py)\n")
-#: the lazy namespaces (a module-level ``__getattr__`` over ``_EXPORTS``)
-LAZY = ("dpopt", "dpopt.backends", "dpopt.losses", "dpopt.potentials", "dpopt.privacy", "dpopt.sets",
-        "dpopt.submodular", "dpopt.modeling")
+#: the lazy namespaces (a module-level ``__getattr__`` over ``_EXPORTS``), found as the generator finds them
+LAZY = tuple(_stubs.namespaces())
 #: packages that neither ``import dpopt`` nor ``dpopt --help`` may load
 SOLVERS = ("cvxpy", "pyomo", "highspy", "ortools", "pyscipopt", "clarabel", "osqp", "scs", "scipy",
            "pandas", "dask", "distributed", "sklearn")
@@ -104,10 +106,38 @@ def _type_checking_imports(module: ModuleType) -> dict[str, str]:
     return found
 
 
+def test_the_lazy_namespaces_are_the_expected_ones() -> None:
+    """The generator finds every lazy namespace (a namespace it missed would keep a stale block)."""
+    assert {"dpopt", "dpopt.backends", "dpopt.losses", "dpopt.potentials", "dpopt.privacy", "dpopt.sets",
+            "dpopt.submodular", "dpopt.modeling"} <= set(LAZY)
+
+
+@pytest.mark.parametrize("space", LAZY)
+def test_the_typing_block_is_generated_from_the_one_map(space: str) -> None:
+    """A name is registered once (``_EXPORTS``): the ``TYPE_CHECKING`` block is what
+    ``python -m dpopt._stubs`` writes from it, and ``__all__`` is derived from it."""
+    module = importlib.import_module(space)
+    assert space not in _stubs.stale(), f"run `python -m dpopt._stubs` to regenerate {space}'s typing block"
+    assert module.__all__ == sorted([*module._EXPORTS, *getattr(module, "_SUBMODULES", ())])
+
+
+def test_a_new_registration_makes_the_typing_block_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The staleness check can fail: one more name in a map changes the block by exactly its line."""
+    import dpopt.sets
+
+    before = _stubs.render_block("dpopt.sets")
+    monkeypatch.setitem(dpopt.sets._EXPORTS, "Extra", "dpopt.modeling.sets")
+    after = _stubs.render_block("dpopt.sets")
+    added = set(after.splitlines()) - set(before.splitlines())
+    assert added == {"    from dpopt.modeling.sets import Extra as Extra"}
+    assert "dpopt.sets" in _stubs.stale()
+
+
 @pytest.mark.parametrize("space", LAZY)
 def test_what_type_checkers_see_is_what_runtime_gives(space: str) -> None:
     """In a lazy namespace, ``__all__``, the ``TYPE_CHECKING`` imports and the runtime map
-    ``_EXPORTS`` name the same objects: an IDE or mypy sees exactly what ``getattr`` returns."""
+    ``_EXPORTS`` name the same objects: an IDE or mypy sees exactly what ``getattr`` returns
+    (read from the file itself, so a bug in the generator fails here too)."""
     module = importlib.import_module(space)
     imports = _type_checking_imports(module)
     assert sorted(imports) == sorted(module.__all__)
