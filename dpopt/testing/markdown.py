@@ -8,6 +8,7 @@ sub-command, model script, solver profile, benchmark or ``make`` target.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import shlex
 import subprocess
@@ -46,7 +47,7 @@ def check_shell_line(line: str, repo: Path) -> None:
     """Raise AssertionError unless the shell command ``line`` names things that exist.
 
     ``make T`` needs a target ``T`` of the Makefile; ``dask scheduler|worker`` starts a Dask
-    cluster; otherwise the command is ``dpopt`` (or ``python -m dpopt``) with a known
+    cluster; ``python -m dpopt.MODULE`` needs the module; otherwise the command is ``dpopt`` (or ``python -m dpopt``) with a known
     command, a known sub-command where the command has them (``dpopt ledger show``), a known
     benchmark after ``dpopt bench``, and every ``.py``/``.toml`` argument a file of ``repo``.
     A comment after ``#`` and a blank line are ignored.
@@ -64,6 +65,9 @@ def check_shell_line(line: str, repo: Path) -> None:
         return
     if words[0] == "dask":  # starting a Dask cluster (the dask extra's command)
         assert words[1] in ("scheduler", "worker"), line
+        return
+    if words[:2] == ["python", "-m"] and words[2].startswith("dpopt."):  # a module's own command
+        assert importlib.util.find_spec(words[2]) is not None, line
         return
     if words[:3] == ["python", "-m", "dpopt"]:
         words = ["dpopt", *words[3:]]

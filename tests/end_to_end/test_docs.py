@@ -23,7 +23,8 @@ WITH_SHELL = [p for p in PAGES if code_blocks((DOCS / p).read_text(), "sh")]
 
 def test_the_site_has_code_to_run() -> None:
     """The guides the site promises exist and show code (so the tests below test something)."""
-    for page in ("getting-started.md", "schema.md", "budgets.md", "scaling-out.md", "privacy.md"):
+    for page in ("getting-started.md", "schema.md", "budgets.md", "scaling-out.md", "privacy.md",
+                 "extending.md"):
         assert page in RUNNABLE, page
     assert WITH_SHELL
 
@@ -48,6 +49,7 @@ def test_every_shell_command_of_a_page_exists(page: str) -> None:
     "dpopt bench no-such-benchmark --seeds 1",       # no such benchmark
     "dpopt solve models/no_such_model.py",           # no such model script
     "make no-such-target",                           # no such make target
+    "python -m dpopt._no_such_module",               # no such module
     "pip install dpopt",                             # not a dpopt command
 ])
 def test_the_shell_check_catches_what_does_not_exist(line: str) -> None:
