@@ -53,6 +53,15 @@ post-processing.  Under ``"papernot-steinke"`` the candidates of an unseeded sel
 unseeded too (their own noise from the CSPRNG); in a seeded one each gets a seed drawn from
 the selection's generator.
 
+Held-out scores (``holdout=``, a second :class:`~dpopt.modeling.dataset.Dataset`).  The
+protected table is then the candidates' training Dataset and the held-out one together, split
+by row position before anything is read (public).  Q trains on the first and scores on the
+second only; a replaced row lies in exactly one of them, so Q is as private as the less
+private of its two parts (parallel composition, [McS09] Thm 4: the other part is a
+post-processing with the unchanged rows fixed) and each part gets Q's whole budget,
+ε_t = ε_s = ε₀ or μ_t = μ_s = μ₀ (:func:`dpopt.privacy.selection.calibrate_selection`,
+``holdout=True``); ``score_share`` is then unused.
+
 Scores.  ``score="accuracy"``: the number of rows with y·⟨x, θ⟩ > 0 (labels ±1), which
 changes by at most 1 when one row is replaced (sensitivity 1).  A user callable
 ``score(theta, data) -> float`` must declare its replace-one ``score_sensitivity``; a
@@ -219,6 +228,9 @@ class PrivateSelection(Mechanism):
         η of the truncated negative binomial (``"papernot-steinke"``; default 1, geometric).
     ledger : Ledger, optional
         Where the selection is charged.
+    holdout : Dataset, optional
+        Held-out rows the scores are computed on (module docstring): disjoint from the
+        candidates' training Dataset (split by public row positions), same columns.
     """
 
     name = "PrivateSelection"
@@ -239,13 +251,16 @@ class PrivateSelection(Mechanism):
         "stopping": [Options(STOPPING_RULES)],
         "expected_trials": [Interval(Real, 1, None, closed="left"), None],
         "shape": [Interval(Real, 0, None, closed="left", why="1 = geometric"), None],
+        "holdout": [Instance(Dataset, what="a dpopt Dataset of held-out rows"), None],
     }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, candidates: Sequence[Mapping[str, Any]],
                  build: BuildFn, score: str | ScoreFn = "accuracy", score_sensitivity: float | None = None,
                  score_share: float = 0.1, stopping: str = "liu-talwar", expected_trials: float | None = None,
-                 shape: float | None = None, ledger: Ledger | None = None) -> None:
+                 shape: float | None = None, ledger: Ledger | None = None,
+                 holdout: Dataset | None = None) -> None:
         self._validate(arguments(locals()))
+        self.holdout = holdout
         super().__init__(epsilon, delta, ledger=ledger)
         self.candidates = check_grid(candidates)
         self.build = build
@@ -258,7 +273,8 @@ class PrivateSelection(Mechanism):
     def _calibrate(self, expected_trials: float, shape: float | None, score_share: float) -> SelectionBudget:
         """The per-run budget (a hook for mutation tests)."""
         return calibrate_selection(self.epsilon, self.delta, stopping=self.stopping,
-                                   expected_trials=expected_trials, shape=shape, score_share=score_share)
+                                   expected_trials=expected_trials, shape=shape, score_share=score_share,
+                                   holdout=self.holdout is not None)
 
     # -- public checks ------------------------------------------------------------
     def _build_all(self, problem: Problem | ProblemFn,
@@ -288,7 +304,21 @@ class PrivateSelection(Mechanism):
         if any(prob.loss.data is not built[0][1].loss.data for _, prob in built):
             raise MechanismError("every candidate's problem must use the same Dataset object: the selection "
                                  "protects one dataset; build the problems from one dp.Dataset")
+        self._check_holdout(built[0][1].loss.data)
         return tuple(built), tuple(uses)
+
+    def _check_holdout(self, data: Dataset) -> None:
+        """The held-out Dataset must be another object with the training Dataset's columns (public)."""
+        held = self.holdout
+        if held is None:
+            return
+        if held is data or (not held.is_distributed and not data.is_distributed
+                            and np.may_share_memory(np.asarray(held.X), np.asarray(data.X))):
+            raise MechanismError("holdout is the candidates' own Dataset: pass the held-out rows as a separate "
+                                 "dp.Dataset (split the table by row position before building either)")
+        if held.n_features != data.n_features:
+            raise MechanismError(f"holdout has {held.n_features} columns, the candidates' Dataset "
+                                 f"{data.n_features}: encode both parts with the same declarations")
 
     def _check_budget(self, mech: Mechanism, problem: Any) -> None:
         budget = self.budget.candidate
@@ -314,7 +344,9 @@ class PrivateSelection(Mechanism):
         else:
             params.update(trial_mu=b.trial_mu, candidate_mu=b.candidate.mu, score_mu=b.score_mu)
         params.update(score_noise=self.score_noise.kind, score_noise_scale=self.score_noise.scale,
-                      score_grid=self.score_noise.gamma)
+                      score_grid=self.score_noise.gamma,
+                      score_rows="held-out" if self.holdout is not None else "training",
+                      holdout_rows=None if self.holdout is None else self.holdout.n)
         return params
 
     # -- the run ------------------------------------------------------------------
@@ -388,7 +420,8 @@ class PrivateSelection(Mechanism):
                 release = mech.run(problem, solver=o.solver, seed=sub_seed,  # type: ignore[arg-type]
                                    threads=o.threads, keep_diagnostics=o.keep_diagnostics)
             private = private and release.private
-            exact, noisy = self._noisy_score(sampler, release.theta, problem.loss.data)
+            scored = problem.loss.data if self.holdout is None else self.holdout
+            exact, noisy = self._noisy_score(sampler, release.theta, scored)
             trials.append({"candidate": i, "noisy_score": noisy, "exact_score": exact})
             key = (noisy, -i, np.ascontiguousarray(release.theta, dtype=np.float64).tobytes())
             if best is None or key > best:

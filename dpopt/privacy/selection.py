@@ -409,7 +409,7 @@ def gaussian_curve_delta(mu: float, epsilon: float) -> float:
 
 def calibrate_selection(epsilon: float, delta: float, *, stopping: str = "liu-talwar",
                         expected_trials: float, shape: float | None = None,
-                        score_share: float = 0.1) -> SelectionBudget:
+                        score_share: float = 0.1, holdout: bool = False) -> SelectionBudget:
     """Per-run budget of a selection whose whole procedure is (ε, δ)-DP (public inputs only).
 
     Parameters
@@ -427,7 +427,13 @@ def calibrate_selection(epsilon: float, delta: float, *, stopping: str = "liu-ta
     score_share : float
         The fraction of Q's budget spent on the noisy score, in (0, 1): ε_s = share·ε₀
         (basic composition, ε_t + ε_s = ε₀) under ``"liu-talwar"``, μ_s² = share·μ₀²
-        (GDP composition, μ_t² + μ_s² = μ₀²) under ``"papernot-steinke"``.
+        (GDP composition, μ_t² + μ_s² = μ₀²) under ``"papernot-steinke"``.  Ignored with
+        ``holdout``.
+    holdout : bool
+        The score reads only rows the candidate was not trained on (a public split by row
+        position): a replaced row lies in one of the two parts, so Q is as private as the
+        less private of its training and its score (parallel composition, [McS09] Thm 4),
+        and each gets Q's whole budget: ε_t = ε_s = ε₀, or μ_t = μ_s = μ₀.
 
     Returns
     -------
@@ -453,8 +459,8 @@ def calibrate_selection(epsilon: float, delta: float, *, stopping: str = "liu-ta
                 "stopping='papernot-steinke' with Gaussian candidates for an (ε, δ) guarantee")
         law = stopping_law(expected_trials, 1.0)
         eps0 = _liu_talwar_trial_epsilon(eps)
-        eps_s = share * eps0
-        eps_t = math.nextafter(eps0 - eps_s, 0.0)
+        eps_s = eps0 if holdout else share * eps0
+        eps_t = eps0 if holdout else math.nextafter(eps0 - eps_s, 0.0)
         return SelectionBudget("liu-talwar", law, eps0, 0.0, None, CandidateBudget(eps_t, 0.0),
                                eps_s, None)
     if stopping == "papernot-steinke":
@@ -462,9 +468,9 @@ def calibrate_selection(epsilon: float, delta: float, *, stopping: str = "liu-ta
             raise PrivacyParameterError("stopping='papernot-steinke' converts Rényi DP to (ε, δ): pass delta > 0")
         law = stopping_law(expected_trials, 1.0 if shape is None else shape)
         mu0 = ps22_candidate_mu(eps, dlt, law)
-        mu_s = math.sqrt(share) * mu0
-        mu_t = math.nextafter(math.sqrt(1.0 - share) * mu0, 0.0)
-        while math.hypot(mu_t, mu_s) > mu0:  # GDP composition must stay within μ₀
+        mu_s = mu0 if holdout else math.sqrt(share) * mu0
+        mu_t = math.nextafter(mu0 if holdout else math.sqrt(1.0 - share) * mu0, 0.0)
+        while not holdout and math.hypot(mu_t, mu_s) > mu0:  # GDP composition must stay within μ₀
             mu_t = math.nextafter(mu_t, 0.0)
         # the (ε, δ) point sits on the curve of a hair smaller μ, so that an analytic-Gaussian
         # calibration to it (rounded to the safe side) yields σ ≥ Δ/μ_t despite rounding in δ

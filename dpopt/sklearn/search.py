@@ -8,20 +8,26 @@ held-out rows of the table, so on private data their scores, ``cv_results_``,
 — every candidate fit, every noisy score, the choice — is one charge of the stated (ε, δ).
 
 How a search runs (docs/design.md's order): every check that needs no data (the estimator,
-the grid's names and values, each candidate's settings, ε, δ, the stopping law) → the table is
-validated and encoded once (one Dataset shared by every candidate: grid parameters that change
-the encoding are refused) → every candidate's mechanism and problem are built and planned from
-public facts → one charge → K ~ the stopping law runs of Q (a uniformly random candidate, fitted
-on the table with the per-candidate budget, scored on the same table with noise) → the best run
-by noisy score.  Scores are counts over the whole table (replace-one sensitivity below), not
-folds: the noise, not a held-out split, keeps them honest.
+the grid's names and values, each candidate's settings, ε, δ's range, the stopping law's
+settings) → the table is validated and encoded once (one encoding shared by every candidate:
+grid parameters that change the encoding are refused) and split by row position into
+training and held-out rows (a public split: n is public, the permutation is drawn from the
+search's seed, never from the data) → the stopping rule and δ from public facts → every
+candidate's mechanism and problem are built and planned, and each candidate's fitted
+attributes are stored once from a zero θ of its shape (anything that would fail after the
+charge fails here) → one charge → K ~ the stopping law runs of Q (a uniformly random
+candidate, fitted on the training rows with the per-candidate budget, scored with noise on
+the held-out rows) → the best run by noisy score.  The estimator as given is always one of
+the candidates, so the search can always fall back to the untuned model.
 """
 
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
@@ -29,16 +35,26 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from dpopt.errors import BudgetExceededError, DpoptError, LedgerProcessError, ModelError
-from dpopt.mechanisms.selection import PrivateSelection, check_grid
+from dpopt.errors import (
+    BudgetExceededError,
+    DpoptError,
+    LedgerProcessError,
+    MechanismError,
+    ModelError,
+)
+from dpopt.mechanisms.base import RunOptions, SolverNeed
+from dpopt.mechanisms.release import Release
+from dpopt.mechanisms.selection import PrivateSelection, candidate_mu, candidate_options, check_grid
 from dpopt.modeling.dataset import Dataset
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.selection import CandidateBudget
+from dpopt.privacy.selection import STOPPING_RULES, CandidateBudget
 from dpopt.sklearn._base import (
     DPClassifierBase,
     DPEstimatorBase,
     DPRegressorBase,
     check_random_state_type,
+    default_delta,
+    positive_number,
     seed_from,
     warn_refused,
 )
@@ -47,6 +63,12 @@ ScoreFn = Callable[[np.ndarray, Dataset], float]
 
 #: grid names the search sets itself, with the reason
 _SET_BY_SEARCH = ("epsilon", "delta", "ledger", "random_state")
+#: grid names prefixed with this set one key of ``mechanism_options`` (e.g. ``mechanism_options__steps``)
+_OPTION = "mechanism_options__"
+#: attributes an encoding sets on the estimator that every candidate needs before it is built
+_FITTED = ("n_features_in_", "feature_names_in_", "classes_", "_classes_read")
+#: held-out fraction bounds
+_HOLDOUT_MAX = 0.5
 #: grid names that change how the table is encoded (every candidate must share one Dataset)
 _ENCODING = ("fit_intercept", "x_bound", "x_norm", "y_bound", "schema", "classes", "unknown_label", "unseen")
 
@@ -70,58 +92,78 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : DPLogisticRegression, DPRidge or DPLasso
-        The model whose settings are searched; its bounds, schema, classes, solver and
-        ``mechanism_options`` are shared by every candidate.  Its ``epsilon``, ``delta``,
-        ``ledger`` and ``random_state`` are not used: each candidate fit runs with the
-        per-candidate budget of this search, on a throwaway ledger.
+        The model whose settings are searched; it is always a candidate itself (its settings
+        for every searched name), so the search can keep the untuned model.  Its bounds,
+        schema, classes and solver are shared by every candidate.  Its ``epsilon``,
+        ``delta``, ``ledger`` and ``random_state`` are not used: each candidate fit runs with
+        the per-candidate budget of this search, on a throwaway ledger.
     param_grid : dict or list of dicts
-        As scikit-learn's ``GridSearchCV``: parameter names → lists of values (numbers or
-        strings), e.g. ``{"alpha": [0.01, 0.1], "mechanism": ["objective-perturbation",
-        "output-perturbation"]}``.  Names that change the table's encoding (``x_bound``,
-        ``schema``, ``classes``, ``fit_intercept``, ...) or that the search sets
-        (``epsilon``, ``delta``, ``ledger``, ``random_state``) and ``solver`` are refused.
-    epsilon, delta : float
-        The whole search's guarantee, charged once per ``fit``.
-    stopping : {"liu-talwar", "papernot-steinke"}
+        As scikit-learn's ``GridSearchCV``: parameter names → lists of values, e.g.
+        ``{"alpha": [0.01, 0.1], "mechanism": ["dp-gd", "output-perturbation"]}``.  Any
+        parameter of the estimator but those that change the table's encoding (``x_bound``,
+        ``schema``, ``classes``, ``fit_intercept``, ...), those the search sets (``epsilon``,
+        ``delta``, ``ledger``, ``random_state``) and ``solver`` (a run option shared by every
+        candidate).  ``mechanism_options`` takes dicts (each replaces the estimator's), and
+        ``mechanism_options__<name>`` varies one option on top of them (e.g.
+        ``{"mechanism_options__steps": [20, 50, 100]}`` for DP-GD's steps, or ``..._clip``).
+    epsilon : float
+        The whole search's ε, charged once per ``fit``.
+    delta : float or None, default None
+        The whole search's δ; None: 1/n² (n, the number of rows, is public).
+    stopping : {"auto", "liu-talwar", "papernot-steinke"}
         The random-stopping rule of :class:`dpopt.PrivateSelection`: ``"liu-talwar"`` (pure
-        ε-DP, δ = 0; pure-DP candidates such as objective or output perturbation with δ = 0)
-        or ``"papernot-steinke"`` (δ > 0; Gaussian candidates: ``mechanism="dp-gd"``, or
-        output perturbation with ``mechanism_options={"noise": "gaussian"}``).
+        ε-DP, δ = 0, pure-DP candidates: objective or output perturbation with δ = 0) or
+        ``"papernot-steinke"`` (δ > 0; Gaussian candidates: DP-GD, or output perturbation
+        with ``mechanism_options={"noise": "gaussian"}``).  ``"auto"`` (default):
+        ``"papernot-steinke"`` when δ > 0 and every candidate is Gaussian, else
+        ``"liu-talwar"`` with δ = 0 (the search then charges (ε, 0)); ``stopping_`` says which.
     expected_trials : float, optional
-        E[K] ≥ 1, the expected number of candidate fits (default: the grid's size).
+        E[K] ≥ 1, the expected number of candidate fits (default: the number of candidates).
     shape : float, optional
         η of the truncated negative binomial (``"papernot-steinke"`` only).
+    holdout : float, default 0.2
+        The fraction of rows held out for the scores (split by row position with the search's
+        seed, before anything is read).  Candidates train on the rest, and by parallel
+        composition both the training and the score of a run get the run's whole budget.
+        0: candidates train on every row and are scored on them, with ``score_share`` of the
+        run's budget spent on the score.
     score_share : float, default 0.1
-        The fraction of each run's budget spent on its noisy score.
+        The fraction of each run's budget spent on its noisy score when ``holdout=0``.
     scoring : callable, optional
         ``scoring(theta, data) -> float`` on the encoded Dataset (θ includes the intercept),
         with its declared replace-one ``score_sensitivity``.  Default: classifiers count
-        the rows with y·⟨x, θ⟩ > 0 (sensitivity 1); regressors −Σ|clip(⟨x, θ⟩) − y| with
-        the prediction clipped to ±``y_bound`` (sensitivity 2·``y_bound``).
+        the rows classified correctly (sensitivity 1); regressors −Σ|clip(⟨x, θ⟩) − y| with
+        the prediction clipped to the declared label range (sensitivity twice its half-width
+        on the encoded scale).
     score_sensitivity : float, optional
         Required with ``scoring``.
     ledger : dpopt.Ledger, optional
         Charged once per fit with (ε, δ) (default :func:`dpopt.default_ledger`); shared by clones.
     random_state : None, int, RandomState or Generator
-        None: noise from OS entropy (secure).  Otherwise reproducible noise (not secure).
+        None: noise and the split from OS entropy (secure).  Otherwise reproducible (not secure).
 
     Attributes
     ----------
     best_estimator_ : estimator
         A clone of ``estimator`` with ``best_params_``, whose ``coef_``/``intercept_``/``release_``
-        are the selected candidate's release (no second fit, no second charge).  Fitting
-        it again would charge its own ledger.
+        are the selected candidate's release (no second fit, no second charge; trained on the
+        training rows).  Fitting it again would charge its own ledger.
     best_params_ : dict
-        The selected candidate's settings (a noisy output: the choice is private).
+        The selected candidate's value of every searched name (a noisy output: the choice is
+        private).
     best_index_ : int
-        Its index in ``cv_results_["params"]``.
+        Its index in ``cv_results_["params"]`` (index 0 is the estimator as given when the grid
+        did not already hold its settings).
     best_score_ : float or None
-        The selected run's **noisy** score, per row (default scores: a noisy accuracy, or a
-        noisy negative mean absolute error; a ``scoring`` callable's value is not divided).
-        It is part of the selection's output and covered by its (ε, δ); not an exact score.
+        The selected run's **noisy** score per scored row (default scores: a noisy accuracy,
+        or a noisy negative mean absolute error in the label's units; a ``scoring``
+        callable's value is not divided).  Part of the selection's output, covered by its
+        (ε, δ); not an exact score.
     cv_results_ : dict
-        Public facts only: ``"params"`` (the grid, in order) and ``"param_<name>"`` lists.
+        Public facts only: ``"params"`` (the candidates, in order) and ``"param_<name>"`` lists.
         No scores: the other candidates' scores (and how many ran) are not released.
+    stopping_ : str
+        The stopping rule the search used.
     release_ : dpopt.Release
         The selection's release (θ, the guarantee, ``parameters["selected"]``, ...).
     n_features_in_, feature_names_in_, classes_
@@ -129,14 +171,13 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    The score is evaluated on the same table the candidate was fitted on (no folds): its
-    noise is what makes the choice private.  Only :class:`DPLogisticRegression`,
-    :class:`DPRidge` and :class:`DPLasso` (convex problems) can be searched.
+    Only :class:`DPLogisticRegression`, :class:`DPRidge` and :class:`DPLasso` (convex
+    problems) can be searched.
     """
 
-    def __init__(self, estimator: Any, param_grid: Any, *, epsilon: float = 1.0, delta: float = 0.0,
-                 stopping: str = "liu-talwar", expected_trials: float | None = None, shape: float | None = None,
-                 score_share: float = 0.1, scoring: ScoreFn | None = None,
+    def __init__(self, estimator: Any, param_grid: Any, *, epsilon: float = 1.0, delta: float | None = None,
+                 stopping: str = "auto", expected_trials: float | None = None, shape: float | None = None,
+                 holdout: float = 0.2, score_share: float = 0.1, scoring: ScoreFn | None = None,
                  score_sensitivity: float | None = None, ledger: Ledger | None = None,
                  random_state: Any = None) -> None:
         self.estimator = estimator
@@ -146,6 +187,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.stopping = stopping
         self.expected_trials = expected_trials
         self.shape = shape
+        self.holdout = holdout
         self.score_share = score_share
         self.scoring = scoring
         self.score_sensitivity = score_sensitivity
@@ -167,11 +209,31 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not isinstance(est, (DPClassifierBase, DPRegressorBase)) or est._requires_schema:
             raise ModelError(f"DPSearchCV cannot search {type(est).__name__}: PrivateSelection runs convex problems "
                              "only (DPLogisticRegression, DPRidge, DPLasso)")
+        if est.mechanism == "one-vs-rest":
+            raise ModelError("DPSearchCV cannot search mechanism='one-vs-rest' (k separate fits, not one "
+                             "mechanism): search the multinomial model (mechanism='auto' or 'dp-gd')")
         est._check_public()
         return est
 
-    def _check_grid(self, est: DPEstimatorBase) -> tuple[dict[str, Any], ...]:
-        """The expanded grid: names the estimator has and the search may vary; values checked."""
+    def _check_settings(self) -> None:
+        """The search's own settings (no data)."""
+        if self.stopping != "auto" and self.stopping not in STOPPING_RULES:
+            raise ModelError(f"stopping must be 'auto' or one of {', '.join(map(repr, STOPPING_RULES))}, "
+                             f"got {self.stopping!r}")
+        if self.delta is not None:
+            positive_number(self.delta, "delta", allow_zero=True)
+        holdout = positive_number(self.holdout, "holdout", allow_zero=True)
+        if holdout >= _HOLDOUT_MAX:
+            raise ModelError(f"holdout must be in [0, {_HOLDOUT_MAX:g}) (the fraction of rows held out for the "
+                             f"scores), got {self.holdout!r}")
+        check_random_state_type(self.random_state)
+        if self.ledger is not None and not isinstance(self.ledger, Ledger):
+            raise ModelError(f"ledger must be a dpopt Ledger, got {type(self.ledger).__name__}")
+
+    def _check_grid(self, est: DPEstimatorBase) -> tuple[list[dict[str, Any]], bool]:
+        """The candidates: the expanded grid, every searched name filled in from the estimator,
+        the estimator's own settings first when the grid does not hold them (and whether they
+        were added)."""
         grid = self.param_grid
         if isinstance(grid, Mapping):
             grid = [grid]
@@ -186,22 +248,35 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)) \
                         or len(values) == 0:
                     raise ModelError(f"param_grid[{name!r}] must be a non-empty list of values")
-        expanded = [dict(p) for p in ParameterGrid([{k: list(v) for k, v in part.items()} for part in grid])]
-        return tuple(dict(p) for p in check_grid(expanded))
+                if name == "mechanism_options" and not all(v is None or isinstance(v, Mapping) for v in values):
+                    raise ModelError("param_grid['mechanism_options'] must list dicts of mechanism keyword "
+                                     "arguments (or vary one with 'mechanism_options__<name>')")
+        expanded = [_settings(p, est) for p in ParameterGrid([{k: list(v) for k, v in part.items()}
+                                                              for part in grid])]
+        names = sorted({k for p in expanded for k in p})
+        defaults = {**est.get_params(deep=False), "mechanism_options": dict(est.mechanism_options or {})}
+        params = [{k: p.get(k, defaults[k]) for k in names} for p in expanded]
+        default = {k: defaults[k] for k in names}
+        added = not any(_same(p, default) for p in params)
+        if added:
+            params.insert(0, default)
+        check_grid([_record(p) for p in params])  # duplicates and non-finite numbers, in one line
+        return params, added
 
-    def _candidates(self, est: DPEstimatorBase, grid: tuple[dict[str, Any], ...]) -> list[DPEstimatorBase]:
+    def _candidates(self, est: DPEstimatorBase, grid: list[dict[str, Any]]) -> list[DPEstimatorBase]:
         """One estimator per candidate, each checked (settings only) before anything is read."""
         built = []
         for i, params in enumerate(grid):
-            cand = clone(est).set_params(**params)
             try:
+                cand = clone(est).set_params(**params)
                 cand._check_public()
             except (DpoptError, ValueError, TypeError) as exc:
-                raise ModelError(f"candidate {i} {params} is not a valid setting: {exc}") from exc
+                raise ModelError(f"candidate {i} {_show(params)} is not a valid setting: {exc}") from exc
             built.append(cand)
         return built
 
-    def _score(self, est: DPEstimatorBase) -> tuple[str | ScoreFn, float | None]:
+    def _score(self, est: DPEstimatorBase, data: Dataset) -> tuple[str | ScoreFn, float | None]:
+        """The score and its sensitivity (a regressor's from the encoded label bound, public)."""
         if self.scoring is not None:
             if not callable(self.scoring):
                 raise ModelError("scoring must be None or a callable scoring(theta, data) -> float")
@@ -210,7 +285,52 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ModelError("score_sensitivity goes with a scoring callable; the default scores declare their own")
         if isinstance(est, DPClassifierBase):
             return "accuracy", None
-        return clipped_absolute_error, 2.0 * float(est.y_bound)
+        assert data.y_bound is not None  # a regressor declares y_bound or label_spec (mapped onto [−1, 1])
+        return clipped_absolute_error, 2.0 * float(data.y_bound)
+
+    # ---- public facts of the encoded table (no values) ----------------------------------------
+    def _split(self, data: Dataset, seed: int | None) -> tuple[Dataset, Dataset | None]:
+        """Training and held-out rows by a public permutation of the row positions (n and the
+        seed only; an unseeded search draws it from OS entropy)."""
+        frac = float(self.holdout)
+        if frac == 0.0:
+            return data, None
+        held = int(round(frac * data.n))
+        if held < 1 or data.n - held < 2:
+            raise ModelError(f"holdout={self.holdout!r} of {data.n} rows leaves no held-out row or fewer than two "
+                             "training rows: use holdout=0 (score on the training rows) or more rows")
+        order = np.random.default_rng(seed).permutation(data.n)
+        return data.subset(np.sort(order[held:])), data.subset(np.sort(order[:held]))
+
+    def _stopping(self, delta: float, candidates: list[DPEstimatorBase], data: Dataset) -> tuple[str, float]:
+        """The stopping rule and the δ it charges (public facts: the candidates' mechanisms)."""
+        if self.stopping != "auto":
+            return str(self.stopping), delta
+        if delta == 0.0:
+            return "liu-talwar", 0.0
+        for cand in candidates:  # Gaussian with a μ read from its plan, at a positive δ as the run's
+            try:
+                mech, problem = cand._mechanism_and_problem(data, epsilon=1.0, delta=min(delta, 1e-6),
+                                                            ledger=Ledger())
+                candidate_mu(mech, problem)
+            except (DpoptError, ValueError, TypeError):
+                return "liu-talwar", 0.0
+        return "papernot-steinke", delta
+
+    def _check_outputs(self, candidates: list[DPEstimatorBase], grid: list[dict[str, Any]],
+                       encoder: DPEstimatorBase, data: Dataset) -> None:
+        """Store a zero θ of each candidate's problem's shape as :meth:`_store` would store the
+        selected release (a fresh clone with the encoding's facts), before the charge: a
+        candidate whose release could not become the fitted attributes fails here, not after."""
+        for i, cand in enumerate(candidates):
+            try:
+                dim = cand._problem(data).dim
+                probe = clone(self.estimator).set_params(**grid[i])
+                _adopt(probe, encoder)
+                probe._store(cast(Release, _Probe(np.zeros(dim))))
+            except (DpoptError, ValueError, TypeError) as exc:
+                raise MechanismError(f"candidate {i} {_show(grid[i])} cannot store its release: "
+                                     f"{exc}") from exc
 
     # ---- fit --------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> DPSearchCV:
@@ -234,50 +354,61 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             The ledger has no room for (ε, δ) (after a :class:`~dpopt.errors.BudgetWarning`).
         """
         est = self._check_estimator()
-        grid = self._check_grid(est)
-        candidates = {_key(p): c for p, c in zip(grid, self._candidates(est, grid), strict=True)}
-        check_random_state_type(self.random_state)
-        if self.ledger is not None and not isinstance(self.ledger, Ledger):
-            raise ModelError(f"ledger must be a dpopt Ledger, got {type(self.ledger).__name__}")
-        score, sensitivity = self._score(est)
-        shared: dict[str, Dataset] = {}
+        self._check_settings()
+        grid, added = self._check_grid(est)
+        candidates = self._candidates(est, grid)
+        encoder = clone(est)
+        full = encoder._encode(X, y)
+        seed = seed_from(self.random_state)
+        train, held = self._split(full, None if seed is None else seed + 1)
+        for cand in candidates:  # the encoding's public facts (classes, feature names) before building
+            _adopt(cand, encoder)
+            cand._check_public()
+        delta = default_delta(full.n) if self.delta is None else float(self.delta)
+        stopping, delta = self._stopping(delta, candidates[1:] if added else candidates, train)
+        score, sensitivity = self._score(est, train)
+        by_key = {_key(_record(p)): c for p, c in zip(grid, candidates, strict=True)}
 
         def build(params: dict[str, Any], budget: CandidateBudget) -> Any:
-            mech, _ = candidates[_key(params)]._mechanism_and_problem(
-                shared["data"], epsilon=budget.epsilon, delta=budget.delta, ledger=Ledger())
+            mech, _ = by_key[_key(params)]._mechanism_and_problem(
+                train, epsilon=budget.epsilon, delta=budget.delta, ledger=Ledger())
             return mech
 
         def problem(params: dict[str, Any]) -> Any:
-            return candidates[_key(params)]._problem(shared["data"])
+            return by_key[_key(params)]._problem(train)
 
-        selection = PrivateSelection(self.epsilon, self.delta, candidates=list(grid), build=build, score=score,
-                                     score_sensitivity=sensitivity, score_share=self.score_share,
-                                     stopping=self.stopping, expected_trials=self.expected_trials,
-                                     shape=self.shape, ledger=self.ledger)
-        encoder = clone(est)
-        shared["data"] = encoder._encode(X, y)
+        def selection(entries: list[dict[str, Any]]) -> PrivateSelection:
+            trials = len(entries) if self.expected_trials is None else self.expected_trials
+            return PrivateSelection(self.epsilon, delta, candidates=[_record(p) for p in entries], build=build,
+                                    score=score, score_sensitivity=sensitivity, score_share=self.score_share,
+                                    stopping=stopping, expected_trials=trials, shape=self.shape,
+                                    ledger=self.ledger, holdout=held)
+
+        if added and not _runs(selection(grid), problem, est.solver):
+            del grid[0], candidates[0]  # the estimator as given cannot run under this selection's rule
+        self._check_outputs(candidates, grid, encoder, train)
         try:
-            release = selection.run(problem, solver=est.solver, seed=seed_from(self.random_state))
+            release = selection(grid).run(problem, solver=est.solver, seed=seed)
         except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
             warn_refused(type(self).__name__, exc)
             raise
-        self._store(release, grid, encoder, shared["data"].n, custom=self.scoring is not None)
+        self.stopping_ = stopping
+        scored = train if held is None else held
+        self._store(release, grid, encoder, scored, custom=self.scoring is not None)
         return self
 
-    def _store(self, release: Any, grid: tuple[dict[str, Any], ...], encoder: DPEstimatorBase, n: int, *,
+    def _store(self, release: Release, grid: list[dict[str, Any]], encoder: DPEstimatorBase, scored: Dataset, *,
                custom: bool) -> None:
         index = int(release.parameters["selected_index"])
         best = clone(self.estimator).set_params(**grid[index])
-        for name in ("n_features_in_", "feature_names_in_", "classes_"):
-            if hasattr(encoder, name):
-                setattr(best, name, getattr(encoder, name))
+        _adopt(best, encoder)
         best._store(release)
         noisy = release.parameters.get("noisy_selected_score")
         self.release_ = release
         self.best_index_ = index
         self.best_params_ = dict(grid[index])
         self.best_estimator_ = best
-        self.best_score_ = None if noisy is None else (float(noisy) if custom else float(noisy) / n)
+        self.best_score_ = None if noisy is None else (float(noisy) if custom else _per_row(noisy, scored, best))
         names = sorted({k for p in grid for k in p})
         self.cv_results_: dict[str, list[Any]] = {"params": [dict(p) for p in grid],
                                                   **{f"param_{k}": [p.get(k) for p in grid] for k in names}}
@@ -310,12 +441,89 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return float(self._best().score(X, y))
 
 
+def _runs(selection: PrivateSelection, problem: Callable[[dict[str, Any]], Any], solver: Any) -> bool:
+    """Whether the selection's first candidate builds and plans with its per-candidate budget
+    (public facts; the same checks the selection makes before its charge)."""
+    first = selection.candidates[0]
+    try:
+        mech = selection.build(dict(first), selection.budget.candidate)
+        prob = problem(dict(first))
+        selection._check_budget(mech, prob)
+        mech.check_problem(prob)
+        mech.plan(prob, candidate_options(RunOptions(solver=solver), mech.solver_need(prob) is not SolverNeed.NONE))
+    except (DpoptError, ValueError, TypeError):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """A stand-in release (θ only) for the pre-charge storage check."""
+
+    theta: np.ndarray
+
+
+def _adopt(cand: DPEstimatorBase, encoder: DPEstimatorBase) -> None:
+    """Give a candidate the public facts the encoding set (classes, feature names, n_features_in_)."""
+    for name in _FITTED:
+        if hasattr(encoder, name):
+            setattr(cand, name, getattr(encoder, name))
+
+
+def _per_row(noisy: float, scored: Dataset, best: DPEstimatorBase) -> float:
+    """A default score per scored row, a regressor's in the label's own units (post-processing)."""
+    value = float(noisy) / scored.n
+    label_map = best._label_map() if isinstance(best, DPRegressorBase) else None
+    return value if label_map is None else value * float(label_map.half_width)
+
+
+def _settings(params: Mapping[str, Any], est: DPEstimatorBase) -> dict[str, Any]:
+    """One expanded grid point as estimator settings: ``mechanism_options__<name>`` values merged
+    into the candidate's ``mechanism_options`` (the grid's dict, else the estimator's)."""
+    out = {k: v for k, v in params.items() if not k.startswith(_OPTION)}
+    keys = {k[len(_OPTION):]: v for k, v in params.items() if k.startswith(_OPTION)}
+    if keys or "mechanism_options" in out:
+        base = out.get("mechanism_options", est.mechanism_options) or {}
+        out["mechanism_options"] = {**dict(base), **keys}
+    return out
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return _key(_record(a)) == _key(_record(b))
+
+
+def _record(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A candidate as PrivateSelection's grid entry: numbers and strings, options flattened."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if k == "mechanism_options":
+            out.update({f"{_OPTION}{name}": _scalar(value) for name, value in sorted(dict(v or {}).items())})
+        else:
+            out[k] = _scalar(v)
+    return out
+
+
+def _scalar(value: Any) -> Any:
+    """A grid value as a number or a string (None, booleans and other objects by their repr)."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return repr(bool(value) if value is not None else None)
+    if isinstance(value, (str, numbers.Real)):
+        return value
+    return repr(value)
+
+
+def _show(params: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}={v!r}" for k, v in params.items() if k != "mechanism_options" or v) + "}"
+
+
 def _key(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(params.items()))
 
 
 def _check_name(name: object, known: list[str], owner: str) -> None:
     """Refuse a grid name the estimator does not have, or one the search may not vary."""
+    if isinstance(name, str) and name.startswith(_OPTION) and len(name) > len(_OPTION):
+        return
     if not isinstance(name, str) or name not in known:
         close = difflib.get_close_matches(str(name), known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; it has {', '.join(known)}"
@@ -326,8 +534,9 @@ def _check_name(name: object, known: list[str], owner: str) -> None:
     if name in _ENCODING:
         raise ModelError(f"param_grid may not vary {name!r}: it changes how the table is encoded, and every "
                          f"candidate runs on one encoded table; set it on the {owner}")
-    if name in ("solver", "mechanism_options"):
-        raise ModelError(f"param_grid may not vary {name!r}: it is shared by every candidate; set it on the {owner}")
+    if name == "solver":
+        raise ModelError(f"param_grid may not vary {name!r}: it is a run option shared by every candidate; set it "
+                         f"on the {owner}")
 
 
 __all__ = ["DPSearchCV", "clipped_absolute_error"]

@@ -38,7 +38,8 @@ GRID = {"alpha": [1e-3, 1e-2, 1e-1]}
 
 @pytest.mark.parametrize("stopping, delta, estimator", [
     ("liu-talwar", 0.0, logistic()),
-    ("papernot-steinke", 1e-6, logistic(mechanism="output-perturbation", mechanism_options={"noise": "gaussian"})),
+    ("papernot-steinke", 1e-6, logistic(mechanism="output-perturbation", alpha=0.01,
+                                        mechanism_options={"noise": "gaussian"})),
 ])
 def test_one_charge_of_the_stated_budget_per_fit(stopping, delta, estimator):
     X, y = table()
@@ -150,11 +151,13 @@ def test_grids_take_scikit_learns_forms():
     """A dict, a list of dicts, arrays of values: expanded as GridSearchCV's param_grid."""
     X, y = table(n=80)
     grid = [{"alpha": np.array([0.01, 0.1])}, {"mechanism": ["output-perturbation"], "alpha": [1.0]}]
-    search = DPSearchCV(logistic(), grid, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
-    assert search.cv_results_["params"] == [{"alpha": 0.01}, {"alpha": 0.1},
+    search = DPSearchCV(logistic(), grid, epsilon=1.0, delta=0.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    # every searched name filled in from the estimator; the estimator as given (alpha=0, "auto") first
+    assert search.cv_results_["params"] == [{"alpha": 0.0, "mechanism": "auto"}, {"alpha": 0.01, "mechanism": "auto"},
+                                            {"alpha": 0.1, "mechanism": "auto"},
                                             {"alpha": 1.0, "mechanism": "output-perturbation"}]
-    assert search.cv_results_["param_mechanism"] == [None, None, "output-perturbation"]
-    assert search.release_.parameters["n_candidates"] == 3
+    assert search.cv_results_["param_mechanism"] == ["auto", "auto", "auto", "output-perturbation"]
+    assert search.release_.parameters["n_candidates"] == 4
 
 
 @pytest.mark.parametrize("estimator, grid, kwargs, error, match", [
@@ -163,12 +166,17 @@ def test_grids_take_scikit_learns_forms():
     (logistic(), [], {}, ModelError, "empty"),
     (logistic(), {"alpha": []}, {}, ModelError, "non-empty"),
     (logistic(), {"epsilon": [0.5, 1.0]}, {}, ModelError, "per-candidate budget"),
+    (logistic(), {"mechanism_options": [5]}, {}, ModelError, "dicts"),
+    (logistic(), {"mechanism_options__stepz": [5]}, {"delta": 0.0}, MechanismError, "candidate 1 .*stepz"),
+    (logistic(), GRID, {"holdout": 0.6}, ModelError, "holdout"),
+    (logistic(), GRID, {"stopping": "fast"}, ModelError, "stopping"),
     (logistic(), {"x_bound": [1.0, 2.0]}, {}, ModelError, "encoded"),
     (logistic(), {"solver": ["scipy", "clarabel"]}, {}, ModelError, "shared"),
-    (logistic(), {"alpha": [0.1, -1.0]}, {}, ModelError, "candidate 1"),
+    (logistic(), {"alpha": [0.1, -1.0]}, {}, ModelError, "candidate 2"),
     (logistic(), {"alpha": [0.1, float("nan")]}, {}, MechanismError, "finite"),
-    (logistic(), {"mechanism": ["objective-perturbation", "dp-gd"]}, {}, MechanismError, "candidate 1"),
-    (logistic(), GRID, {"delta": 1e-6}, dp.errors.PrivacyParameterError, "pure"),
+    (logistic(), {"mechanism": ["objective-perturbation", "dp-gd"]}, {"stopping": "liu-talwar", "delta": 0.0},
+     MechanismError, "candidate 2"),
+    (logistic(), GRID, {"delta": 1e-6, "stopping": "liu-talwar"}, dp.errors.PrivacyParameterError, "pure"),
     (logistic(mechanism="objective-perturbation"), GRID, {"stopping": "papernot-steinke", "delta": 1e-6},
      MechanismError, "Gaussian"),
     (logistic(), GRID, {"random_state": "seed"}, ModelError, "random_state"),
@@ -204,3 +212,91 @@ def test_clone_and_params_follow_scikit_learn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "best_estimator_" not in vars(twin)
+
+
+def three_classes(n: int = 240, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    return X, np.array(["a", "b", "c"])[np.argmax(X @ np.array([[2.0, -1, 0], [0, 2, -1], [-1, 0, 2]]), axis=1)]
+
+
+def test_a_multi_class_search_builds_multinomial_candidates_and_stores_them():
+    """Failed before: candidates were built as binary models, the search charged, then storing the
+    selected θ (d entries) as a d×3 model raised "cannot reshape" — budget gone, nothing released."""
+    X, y = three_classes()
+    ledger = dp.Ledger()
+    est = DPLogisticRegression(x_bound=2.0, classes=["a", "b", "c"])
+    search = DPSearchCV(est, {"alpha": [0.0, 1e-3]}, epsilon=4.0, ledger=ledger, random_state=0).fit(X, y)
+    assert search.stopping_ == "papernot-steinke" and len(ledger.charges) == 1
+    assert search.release_.theta.size == 4 * 3  # (3 features + intercept) × 3 classes
+    assert search.best_estimator_.coef_.shape == (3, 3) and set(search.predict(X)) <= {"a", "b", "c"}
+    assert np.allclose(search.predict_proba(X).sum(axis=1), 1.0)
+    assert np.mean(search.predict(X) == y) > 0.5  # well above the 1/3 of a constant model
+
+
+def _binary_problem(self, data):
+    """The old bug as a mutant: a binary problem whatever the declared classes."""
+    from dpopt.modeling.losses import LogisticLoss
+    from dpopt.modeling.variable import Variable
+
+    theta = Variable(data.n_features)
+    return dp.Problem(LogisticLoss(data, theta))
+
+
+def test_a_release_that_cannot_be_stored_is_refused_before_the_charge(monkeypatch):
+    """No search failure that a pre-charge check can catch happens after the charge: storing the
+    release is tried on a zero θ of each candidate's shape first.  With candidates that build
+    binary problems for three classes (the old failure), the search refuses with nothing charged."""
+    X, y = three_classes(n=90)
+    monkeypatch.setattr(DPLogisticRegression, "_problem", _binary_problem)
+    ledger = dp.Ledger()
+    est = DPLogisticRegression(x_bound=2.0, classes=["a", "b", "c"])
+    with pytest.raises(MechanismError, match="candidate 0 .*cannot store its release") as err:
+        DPSearchCV(est, {"alpha": [0.0, 0.1]}, epsilon=1.0, ledger=ledger, random_state=0).fit(X, y)
+    assert ledger.charges == () and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("est", [
+    DPRidge(x_bound=2.0, label_spec=dp.Numeric(0, 200, grid=1), delta=0.0, solver="clarabel"),
+    DPLasso(x_bound=1.0, label_spec=dp.Numeric(0, 200, grid=1)),
+])
+def test_regressors_with_a_label_in_its_own_units_are_searched(est):
+    """Failed before with float(None): the score's sensitivity read y_bound, which label_spec leaves unset.
+    The label is mapped onto [−1, 1], so the clipped error's sensitivity is 2; best_score_ is per row,
+    in the label's own units (a noisy negative mean absolute error, within the declared range)."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    y = 100 + X @ np.array([40.0, -30.0, 0.0])
+    ledger = dp.Ledger()
+    search = DPSearchCV(est, {"radius": [1.0, 3.0]}, epsilon=4.0, ledger=ledger, random_state=0).fit(X, y)
+    assert search.release_.parameters["score_sensitivity"] == pytest.approx(2.0)
+    assert -200.0 <= search.best_score_ <= 50.0 and len(ledger.charges) == 1
+    assert search.predict(X).shape == (300,)
+
+
+def test_the_estimator_as_given_is_always_a_candidate():
+    X, y = table(n=120)
+    est = logistic(alpha=0.05)
+    search = DPSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert search.cv_results_["params"][0] == {"alpha": 0.05}
+    kept = DPSearchCV(est, {"alpha": [0.05, 0.1]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert kept.cv_results_["params"] == [{"alpha": 0.05}, {"alpha": 0.1}]  # already there: not repeated
+    # an estimator that cannot run under the search's rule (output perturbation needs α > 0) is left out
+    op = logistic(mechanism="output-perturbation", mechanism_options={"noise": "gaussian"})
+    left = DPSearchCV(op, {"alpha": [0.01, 0.1]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert left.cv_results_["params"] == [{"alpha": 0.01}, {"alpha": 0.1}]
+
+
+def test_mechanism_options_are_searched():
+    """DP-GD's own settings (steps, clip) can be tuned: per option, or as whole dicts."""
+    X, y = table(n=150)
+    est = logistic(mechanism="dp-gd", mechanism_options={"steps": 5})
+    search = DPSearchCV(est, {"mechanism_options__steps": [10, 20]}, epsilon=2.0, ledger=dp.Ledger(),
+                        random_state=0).fit(X, y)
+    assert search.cv_results_["param_mechanism_options"] == [{"steps": 5}, {"steps": 10}, {"steps": 20}]
+    assert search.release_.parameters["selected_parameters"]["steps"] == search.best_params_["mechanism_options"][
+        "steps"]
+    grid = {"mechanism_options": [{"steps": 10, "clip": "lipschitz"}, {"steps": 10, "clip": "adaptive"}]}
+    search = DPSearchCV(est, grid, epsilon=2.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert search.cv_results_["params"][1:] == [{"mechanism_options": d} for d in grid["mechanism_options"]]
+    assert search.best_estimator_.mechanism_options == search.best_params_["mechanism_options"]

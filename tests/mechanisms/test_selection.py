@@ -386,3 +386,56 @@ def test_an_explicit_solver_no_candidate_uses_is_refused_before_the_charge():
         sel.run(problem, solver="clarabel")
     assert ledger.spent == (0.0, 0.0)
     assert sel.run(problem, seed=0).private
+
+
+# ----------------------------------------------------------------------------- held-out scores
+
+
+@pytest.mark.parametrize("stopping,delta", [("liu-talwar", 0.0), ("papernot-steinke", 1e-6)])
+def test_held_out_scores_give_training_and_score_the_whole_run_budget(stopping, delta):
+    """Parallel composition: the training and the held-out score of a run each get Q's budget."""
+    split = calibrate_selection(1.0, delta, stopping=stopping, expected_trials=3, score_share=0.3)
+    held = calibrate_selection(1.0, delta, stopping=stopping, expected_trials=3, score_share=0.3, holdout=True)
+    if stopping == "liu-talwar":
+        assert held.trial_epsilon == split.trial_epsilon == pytest.approx(1.0 / 3)
+        assert held.candidate.epsilon == held.score_epsilon == held.trial_epsilon
+        assert split.candidate.epsilon + split.score_epsilon <= split.trial_epsilon
+    else:
+        assert held.trial_mu == split.trial_mu
+        assert held.score_mu == held.trial_mu and held.candidate.mu == pytest.approx(held.trial_mu, rel=1e-12)
+        assert held.candidate.mu <= held.trial_mu and math.hypot(split.candidate.mu, split.score_mu) <= split.trial_mu
+
+
+def test_held_out_rows_are_what_the_scores_read_and_all_the_candidates_never_see():
+    """Every run's exact score is its θ's accuracy on the held-out rows; replacing a held-out row
+    leaves every run's θ as it was (the candidates train on the other rows only)."""
+    data = _logistic_data(n=160)
+    train, held = data.subset(np.arange(120)), data.subset(np.arange(120, 160))
+    thetas, runs = [], []
+    for y_last in (held.y[-1], -held.y[-1]):
+        moved = held.replace_row(held.n - 1, held.X[-1], y_last)
+        sel = PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=dp.Ledger(), expected_trials=4,
+                               holdout=moved)
+        release = sel.run(_logistic_problems(train), solver="scipy", seed=11, keep_diagnostics=True)
+        assert release.parameters["score_rows"] == "held-out" and release.parameters["holdout_rows"] == 40
+        chosen = [r for r in release.diagnostics.details["runs"] if r["candidate"] ==
+                  release.parameters["selected_index"]]
+        assert any(r["exact_score"] == dp.mechanisms.selection.accuracy_count(release.theta, moved) for r in chosen)
+        thetas.append(release.theta)
+        runs.append([r["candidate"] for r in release.diagnostics.details["runs"]])
+    assert runs[0] == runs[1]  # K and the candidates drawn do not depend on the data
+    if len(set(runs[0])) == 1:  # one candidate ran: the same θ whichever held-out label
+        np.testing.assert_array_equal(thetas[0], thetas[1])
+
+
+def test_a_held_out_dataset_must_be_separate_and_alike():
+    data = _logistic_data()
+    with pytest.raises(MechanismError, match="separate"):
+        PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=dp.Ledger(),
+                         holdout=data).run(_logistic_problems(data), solver="scipy", seed=0)
+    narrow = dp.Dataset(data.X[:, :2], data.y, x_bound=1.0, y_bound=1.0)
+    ledger = dp.Ledger()
+    with pytest.raises(MechanismError, match="columns"):
+        PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=ledger,
+                         holdout=narrow).run(_logistic_problems(data), solver="scipy", seed=0)
+    assert ledger.charges == ()
