@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.base import Backend
-from dpopt.backends.registry import register
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.discrete import DiscreteProblem
@@ -77,6 +76,3 @@ class BruteForceBackend(Backend[EnumeratedGrid]):
             dual_bound=best,
             gap=0.0 if unique else math.nan,
         )
-
-
-register("bruteforce", BruteForceBackend)

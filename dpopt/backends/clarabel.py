@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from dpopt.backends.cvxpy_backend import CvxpyBackend
-from dpopt.backends.registry import register
 from dpopt.backends.result import SolveOptions
 
 CLARABEL_MIN_TOLERANCE = 1e-10
@@ -34,6 +33,3 @@ class ClarabelBackend(CvxpyBackend):
             kw["max_iter"] = int(options.max_iterations)
         kw.update(options.extra)
         return kw
-
-
-register("clarabel", ClarabelBackend)

@@ -67,7 +67,6 @@ import numpy as np
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import CpSatCheck
 from dpopt.backends.cpsat_isolated import solve_isolated
-from dpopt.backends.registry import register
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
@@ -271,6 +270,3 @@ class CpSatBackend(Backend[PreparedCpSat]):
             candidates=extra.get("candidates"),
         )
         return check, bool(on_grid and agree)
-
-
-register("cpsat", CpSatBackend)

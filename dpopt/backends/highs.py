@@ -27,7 +27,6 @@ from dpopt.backends.pyomo_mip import (
     point_recheck,
     recheck_notes,
 )
-from dpopt.backends.registry import register
 from dpopt.backends.result import SolveOptions
 
 __all__ = [
@@ -98,6 +97,3 @@ class HighsBackend(PyomoMipBackend):
 
     def before_solve(self, options: SolveOptions) -> None:
         set_threads(options.threads)
-
-
-register("highs", HighsBackend)

@@ -69,7 +69,6 @@ from dpopt.backends.highs import (
     point_recheck,
     recheck_notes,
 )
-from dpopt.backends.registry import register
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.mip_grouped import GroupedProgram, compile_grouped
 from dpopt.errors import BackendCapabilityError, ModelError
@@ -267,6 +266,3 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
 
 def _expired(deadline: float | None) -> bool:
     return deadline is not None and time.perf_counter() >= deadline
-
-
-register("highs-grouped", HighsGroupedBackend)

@@ -24,7 +24,6 @@ import numpy as np
 from scipy import optimize
 
 from dpopt.backends.base import AnyProblem, Backend
-from dpopt.backends.registry import register
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.polytope_program import Bounds, LinearProgram, projection_dual
 from dpopt.errors import BackendCapabilityError
@@ -123,7 +122,4 @@ class ScipyPolytopeSolver:
                                 bounds=[(0.0, None)] * A.shape[0],
                                 options={"ftol": 1e-15 * scale, "gtol": 1e-12 * scale, "maxiter": 20_000})
         return ProjectionAnswer(v - A.T @ res.x, bool(res.success), str(res.message))
-
-
-register("scipy-lp", ScipyLPBackend)
 install_polytope_solver(ScipyPolytopeSolver())

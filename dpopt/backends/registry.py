@@ -11,7 +11,9 @@ group (:data:`ENTRY_POINT_GROUP`), e.g. in their ``pyproject.toml``::
 Both lists are loaded by one function (:func:`load_entry`), on first use.  A built-in
 wins over a plug-in of the same name.  An entry that fails to load does not break dpopt:
 it is recorded with a one-line error (:func:`failures`), and ``dpopt doctor`` prints it.
-A module may also call :func:`register` itself (the built-in modules do, on import).
+A built-in backend's one registration is its line in :data:`BUILTINS` (its module does not
+register itself; ``tests/unit/test_discovery.py`` checks both ways); :func:`register` is for
+scripts and tests that add a backend at run time.
 """
 
 from __future__ import annotations
@@ -51,8 +53,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
 def register(name: str, factory: Callable[[], Backend], *, replace: bool = False) -> None:
     """Register a backend factory under ``name`` (lower-case).
 
-    Registering the same factory again under the same name is a no-op (a module that
-    registers itself on import may be imported by :func:`load_entry` too).
+    Registering the same factory again under the same name is a no-op.
     """
     key = name.lower()
     with _LOCK:
@@ -94,7 +95,7 @@ def load_entry(name: str, load: Callable[[], object], *, source: str) -> bool:
                 _FAILURES[key] = f"{source} failed to load: {_one_line(exc)}"
         return key in _FACTORIES
     with _LOCK:
-        if key not in _FACTORIES:  # a module that registered itself on import is already in
+        if key not in _FACTORIES:  # a script may have registered the name first
             register(key, factory)
         _FAILURES.pop(key, None)
     return True

@@ -23,7 +23,6 @@ in exact arithmetic, so nothing is taken on trust.
 from __future__ import annotations
 
 from dpopt.backends.pyomo_mip import PyomoMipBackend
-from dpopt.backends.registry import register
 
 
 class ScipBackend(PyomoMipBackend):
@@ -43,6 +42,3 @@ class ScipBackend(PyomoMipBackend):
     seed_option = "randomization/randomseedshift"
     node_limit_option = "limits/nodes"
     abs_gap_option = "limits/absgap"
-
-
-register("scip", ScipBackend)

@@ -44,7 +44,6 @@ from scipy.optimize import minimize
 
 from dpopt._threads import blas_threads
 from dpopt.backends.base import AnyProblem, Backend
-from dpopt.backends.registry import register
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.aggregate import GLMDesign, glm_design
 from dpopt.errors import BackendCapabilityError
@@ -543,6 +542,3 @@ class ScipyBackend(Backend[_Smooth]):
                 t = t_new
             x = x_new
         return x, gnorm, max_iter, Limit.ITERATIONS
-
-
-register("scipy", ScipyBackend)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from dpopt.backends.cvxpy_backend import CvxpyBackend
-from dpopt.backends.registry import register
 from dpopt.backends.result import SolveOptions
 
 
@@ -23,6 +22,3 @@ class ScsBackend(CvxpyBackend):
             kw["time_limit_secs"] = float(options.time_limit)
         kw.update(options.extra)
         return kw
-
-
-register("scs", ScsBackend)

@@ -35,6 +35,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.certificates import ConvexCheck
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
+from dpopt.discovery import subclasses
 from dpopt.errors import DpoptError, ExecutorError, MechanismError, UncertifiedOracleError
 from dpopt.executors import NAMES as EXECUTOR_NAMES
 from dpopt.executors import ExecutorSpec
@@ -764,15 +765,10 @@ _ALTERNATIVES: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 def _loaded_mechanisms() -> dict[str, type[Mechanism]]:
-    """Every Mechanism subclass loaded in this process, by name (importing :mod:`dpopt.mechanisms`
-    loads them all; found through ``__subclasses__`` so that this module imports none of them)."""
-    found: dict[str, type[Mechanism]] = {}
-    stack: list[type[Mechanism]] = list(Mechanism.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        found.setdefault(cls.__name__, cls)
-        stack.extend(cls.__subclasses__())
-    return found
+    """Every mechanism class of :mod:`dpopt.mechanisms` loaded in this process, by name (importing
+    the package loads them all; found by :func:`dpopt.discovery.subclasses` so that this module
+    imports none of them)."""
+    return {cls.__name__: cls for cls in subclasses(Mechanism, within="dpopt.mechanisms", concrete=False)}
 
 
 def _alternatives(problem: Problem) -> str:

@@ -19,7 +19,7 @@ a parametrized test, with :func:`covering_params`)::
 
 :func:`coverage_of` reads those marks statically from imported test modules (module,
 class, function and parameter marks), so a guard test sees every mark even when it runs
-alone; :func:`concrete_mechanisms` finds the mechanisms by walking ``__subclasses__()``
+alone; :func:`concrete_mechanisms` finds the mechanisms (:mod:`dpopt.discovery`)
 and :func:`missing_kinds` / :func:`describe_gaps` name what is missing.  A test that does
 not run by default (``slow``, ``skip``, ``xfail``, ``skipif(True)``) covers nothing.
 """
@@ -30,13 +30,13 @@ import importlib
 import importlib.util
 import inspect
 import itertools
-import pkgutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from dpopt.discovery import import_package, subclasses
 from dpopt.errors import ModelError
 from dpopt.mechanisms.base import Mechanism
 
@@ -222,13 +222,6 @@ def coverage_of(modules: Iterable[ModuleType]) -> Covered:
 # ----------------------------------------------------------------------------- finding things
 
 
-def _subclasses(cls: type) -> Iterator[type]:
-    subs: list[type] = cls.__subclasses__()
-    for sub in subs:
-        yield sub
-        yield from _subclasses(sub)
-
-
 def concrete_mechanisms(*, within: str = "dpopt", package: str | None = "dpopt.mechanisms"
                         ) -> frozenset[type[Mechanism]]:
     """Every concrete, public Mechanism subclass defined in the modules under ``within``.
@@ -245,18 +238,12 @@ def concrete_mechanisms(*, within: str = "dpopt", package: str | None = "dpopt.m
     Returns
     -------
     frozenset of type
-        The classes found by walking ``Mechanism.__subclasses__()`` recursively, without
-        abstract ones (:func:`inspect.isabstract`) and private bases (a leading ``_``).
+        The classes :func:`dpopt.discovery.subclasses` finds, without abstract ones
+        (:func:`inspect.isabstract`) and private bases (a leading ``_``).
     """
     if package is not None:
-        pkg = importlib.import_module(package)
-        for info in pkgutil.walk_packages(pkg.__path__, package + "."):
-            importlib.import_module(info.name)
-    return frozenset(
-        c for c in _subclasses(Mechanism)
-        if (c.__module__ == within or c.__module__.startswith(within + "."))
-        and not inspect.isabstract(c) and not c.__name__.startswith("_")
-    )
+        import_package(package)
+    return frozenset(subclasses(Mechanism, within=within, public=True))
 
 
 def _same_file(module: ModuleType | None, path: Path) -> bool:

@@ -21,6 +21,7 @@ import dpopt as dp
 from dpopt.backends.profiles import ExecutorSettings, load_profile, profile_executor
 from dpopt.cli.main import main
 from dpopt.datasets import make_classification
+from dpopt.discovery import subclasses
 from dpopt.errors import DpoptError, ModelError
 from dpopt.executors import (
     Executor,
@@ -34,14 +35,7 @@ from dpopt.mechanisms.base import Mechanism
 
 
 def _all_mechanisms() -> list[type]:
-    seen: list[type] = []
-    todo = list(Mechanism.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        if cls not in seen:
-            seen.append(cls)
-            todo.extend(cls.__subclasses__())
-    return [c for c in seen if not inspect.isabstract(c) and c.__module__.startswith("dpopt.")]
+    return subclasses(Mechanism)
 
 
 @pytest.fixture(scope="module")

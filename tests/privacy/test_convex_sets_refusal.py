@@ -17,7 +17,6 @@ the ``release-unsafe`` experiment mode.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import re
@@ -29,6 +28,7 @@ import numpy as np
 import pytest
 
 import dpopt as dp
+from dpopt.discovery import subclasses
 from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms import base
 from dpopt.mechanisms.base import UNSAFE_NOTE, ConvexMechanism
@@ -63,13 +63,7 @@ MECHANISMS: dict[type, tuple[Callable[[dp.Ledger], dp.Mechanism], Builder, bool]
 
 
 def _concrete(cls: type) -> set[type]:
-    out, todo = set(), list(cls.__subclasses__())
-    while todo:
-        sub = todo.pop()
-        todo.extend(sub.__subclasses__())
-        if sub.__module__.startswith("dpopt.") and not inspect.isabstract(sub):
-            out.add(sub)
-    return out
+    return set(subclasses(cls))
 
 
 def test_every_convex_mechanism_is_in_the_matrix() -> None:

@@ -7,7 +7,7 @@ public declarations (the loss type, declared bounds, schema, n, d, ε, δ, the s
 data value.  This module checks it without a hand-written list of mechanisms, losses or sets:
 
 * every concrete :class:`~dpopt.mechanisms.base.Mechanism` subclass defined in dpopt is found
-  by walking ``__subclasses__()`` after importing :mod:`dpopt.mechanisms`, and built with
+  by :func:`dpopt.discovery.subclasses` after importing :mod:`dpopt.mechanisms`, and built with
   (ε, δ) = (1, 0) and (1, 1e-5) (a setting its constructor refuses is skipped: the constructor
   sees no data);
 * every concrete :class:`~dpopt.modeling.losses.Loss` subclass in dpopt, and the 0/1 loss;
@@ -36,6 +36,7 @@ import pytest
 
 import dpopt as dp
 import dpopt.mechanisms
+from dpopt.discovery import subclasses
 from dpopt.mechanisms.base import Mechanism
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.regularizers import L2Squared
@@ -54,16 +55,8 @@ PRIVACY = ((1.0, 0.0), (1.0, 1e-5))
 
 
 def _concrete(base: type) -> list[type]:
-    """Every concrete subclass of ``base`` defined in the dpopt package, in a stable order."""
-    found: set[type] = set()
-    stack = list(base.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if cls.__module__.startswith("dpopt.") and not cls.__module__.startswith("dpopt.testing") \
-                and not inspect.isabstract(cls):
-            found.add(cls)
-    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
+    """Every concrete subclass of ``base`` defined in the dpopt package (not its test harness)."""
+    return subclasses(base, exclude=("dpopt.testing",))
 
 
 assert dpopt.mechanisms  # imported so that every mechanism module is loaded
@@ -227,10 +220,7 @@ def _public_calibrations_stand_in() -> Iterator[None]:
         return 1.0 + sampling_rate * math.sqrt(steps * math.log(1.0 / delta)) / epsilon
 
     patch = pytest.MonkeyPatch()
-    stack = [ConstraintSet]
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
+    for cls in [ConstraintSet, *subclasses(ConstraintSet, within=None, concrete=False)]:
         if "gaussian_width_monte_carlo" in cls.__dict__:
             patch.setattr(cls, "gaussian_width_monte_carlo", width)
     patch.setattr("dpopt.mechanisms.gradient_descent.sampled_gaussian_multiplier", multiplier)

@@ -3,7 +3,6 @@ each deliberately wrong loss below is caught, by the name of what it gets wrong.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,6 +15,7 @@ from scipy.special import expit
 
 import dpopt as dp
 from dpopt.compile.cvxpy_program import loss_phi
+from dpopt.discovery import subclasses
 from dpopt.errors import ModelError
 from dpopt.modeling.losses import Loss, LossConstants
 from dpopt.testing import LossCheckReport, check_loss
@@ -26,19 +26,7 @@ EVERY_CHECK = {"lipschitz_l2", "lipschitz_l1", "dphi_bound", "hessian_bound", "d
                "value", "gradient", "cvxpy"}
 
 
-def _builtin_losses() -> list[type[Loss]]:
-    """Every concrete Loss subclass the dpopt package defines, in a stable order."""
-    found: set[type[Loss]] = set()
-    stack = list(Loss.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if cls.__module__.startswith("dpopt.") and not inspect.isabstract(cls):
-            found.add(cls)
-    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
-
-
-BUILTIN = _builtin_losses()
+BUILTIN = subclasses(Loss)  # every concrete Loss the dpopt package defines
 
 
 def _data(norm: Any = 2, *, n: int = 30, seed: int = 1, labels: int | None = None) -> dp.Dataset:

@@ -18,6 +18,7 @@ import pytest
 
 import dpopt as dp
 import dpopt.mechanisms
+from dpopt.discovery import subclasses
 from dpopt.errors import InvalidParameterError, MechanismError, PrivacyParameterError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.params import (
@@ -38,16 +39,8 @@ for _mod in pkgutil.iter_modules(dpopt.mechanisms.__path__):  # every mechanism 
     importlib.import_module(f"dpopt.mechanisms.{_mod.name}")
 
 
-def _subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
-        out += [sub, *_subclasses(sub)]
-    return out
-
-
-MECHANISMS = sorted({c for c in _subclasses(Mechanism) if c.__module__.startswith("dpopt.")},
-                    key=lambda c: c.__qualname__)
-CONCRETE = [c for c in MECHANISMS if not inspect.isabstract(c)]
+MECHANISMS = subclasses(Mechanism, concrete=False)
+CONCRETE = subclasses(Mechanism)
 
 
 def _keywords(cls: type) -> list[str]:

@@ -3,7 +3,7 @@
 The suites are parametrized over *every* concrete subclass of
 :class:`~dpopt.modeling.constraint_set.ConstraintSet` and
 :class:`~dpopt.modeling.regularizers.Regularizer` defined in dpopt, found with
-``__subclasses__()``; a guard test fails when a subclass has no fixture below,
+:func:`dpopt.discovery.subclasses`; a guard test fails when a subclass has no fixture below,
 so a new set or regularizer is tested as soon as it exists.  The checks are
 independent of each implementation: projections against the variational
 inequality and a cvxpy solve, the LMO against a vertex enumeration or a cvxpy
@@ -15,7 +15,6 @@ points runs through the same checks.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -29,6 +28,7 @@ from dpopt.backends import registry
 from dpopt.backends.cvxpy_backend import is_qp
 from dpopt.compile.cvxpy_program import compile_cvxpy, loss_phi, regularizer_term, set_constraints
 from dpopt.compile.submodular_cvxpy import make_problem
+from dpopt.discovery import subclasses
 from dpopt.errors import BackendCapabilityError, MechanismError, ModelError
 from dpopt.mechanisms.base import SolverNeed
 from dpopt.modeling.constraint_set import ConstraintSet, Norm
@@ -53,14 +53,7 @@ ORD = {1: 1, 2: 2, "inf": np.inf}
 
 def _concrete_subclasses(base: type) -> set[type]:
     """Every concrete subclass of ``base`` defined in the dpopt package (recursively)."""
-    found: set[type] = set()
-    stack: list[type] = list(base.__subclasses__())
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if cls.__module__.startswith("dpopt.") and not inspect.isabstract(cls):
-            found.add(cls)
-    return found
+    return set(subclasses(base))
 
 
 def _general_F() -> CallableSetFunction:
