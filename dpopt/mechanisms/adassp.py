@@ -38,20 +38,21 @@ are add/remove-one; dpopt's are replace-one, and the sensitivities are derived f
 * **Xᵀy**: ‖x'y' − xy‖₂ ≤ ‖x'‖|y'| + ‖x‖|y| ≤ **Δ₃ = 2·B·Y**, twice the paper's add/remove
   B·Y (attained by x' = x, y' = −y).
 
-(ε, δ) is split into three equal parts, as in the paper, and composed by **basic
-composition** (DR14 Thm. 3.16): each release is (ε/3, δ/3)-DP, the triple is (ε, δ)-DP.
-(Splitting a zCDP budget instead would need about 1.7× less noise on each release at
-ε ∈ [0.1, 5], δ = 10⁻⁶; this mechanism claims the paper's split, nothing else.)
+The budget is composed in **zCDP** ([CKS20]; Bun & Steinke 2016): ρ = zcdp_rho(ε, δ) is the
+largest ρ whose [CKS20] conversion gives δ(ε) ≤ δ (:func:`dpopt.privacy.zcdp.zcdp_rho`), and
+the three releases get the shares :data:`SHARES` of it (0.1 for the scalar λ_min, 0.45 each
+for XᵀX and Xᵀy); zCDP adds up, so the triple is ρ-zCDP and hence (ε, δ)-DP.  (The paper splits
+(ε, δ) into three equal parts by basic composition; at δ = 1/n² the zCDP split draws about
+1.7× less noise on the two large releases.)
 
 Each release is exact on its own public grid ([CKS20]; :mod:`dpopt.privacy.grid`): the centre
-is rounded onto γ_iℤ^{k_i}, γ_i = ``grid_step(min(Δ_i, Δ_i/(ε/3)), √k_i)`` (a power of two read
-from Δ_i, ε and k_i only; ``parameters["grid_step_…"]``), and exact discrete Gaussian noise is
-added in grid units (:func:`~dpopt.privacy.grid.gaussian_on_grid`).  Rounded neighbours differ
-by at most Δ_i/γ_i + √k_i grid steps in ℓ2, and the calibration pays for exactly that: the
-scalar λ_min by the discrete Gaussian's exact profile ([CKS20] Thm. 7) at the integer shift
-⌊Δ₁/γ₁⌋ + 1, the two vectors by its zCDP ρ = reach²/(2σ²) with the [CKS20] conversion.  Every
-noisy statistic is an integer multiple of its γ_i, and which multiples are reachable does not
-depend on the data.
+is rounded onto γ_iℤ^{k_i}, γ_i = ``grid_step(Δ_i, √k_i)`` (a power of two read from Δ_i and
+k_i only; ``parameters["grid_step_…"]``), and exact discrete Gaussian noise is added in grid
+units (:func:`~dpopt.privacy.accountant.zcdp_gaussian_steps`).  Rounded neighbours differ by
+at most Δ'_i = Δ_i + γ_i√k_i in ℓ2, and the calibration pays for exactly that:
+ρ_i = Δ'_i²/(2σ_i²) ≤ share_i·ρ with σ_i²/γ_i² an integer (``parameters["zcdp_rho_…"]``).
+Every noisy statistic is an integer multiple of its γ_i, and which multiples are reachable
+does not depend on the data.
 
 The ridge (post-processing)
 ---------------------------
@@ -71,11 +72,26 @@ minimum-norm solution when the noisy matrix is singular, so no noisy value — a
 can make the solve fail), and is projected onto the ``L2Ball`` when one is declared.  The
 release's ``noisy_min_eigenvalue`` (λ̂_min as released) and ``noisy_ridge`` (λ) are further
 noisy outputs covered by the guarantee.
+
+The intercept (post-processing)
+-------------------------------
+When the declarations name a constant-1 column — a schema's :class:`~dpopt.modeling.schema.Intercept`,
+or a feature named ``"intercept"`` (what the estimators append) — the private ridge λ is not
+applied to it, and its diagonal entry of XᵀX^ (Σ 1² = n) is replaced by the public n.  The
+solve is then a ridge regression on data centred by the noisy means that the released
+statistics already hold (that column's row of XᵀX^ is the noisy Σx, its entry of Xᵀy^ the noisy
+Σy), so the ridge shrinks the slopes towards 0 and the prediction towards the noisy mean of y —
+not towards 0, the middle of the declared label range, which is where an intercept shrunk with
+the slopes pulled every prediction.  The rule stays conservative: for the centred Gram matrix
+S (the Schur complement of the intercept's entry), λ_min(XᵀX) ≤ λ_min(S) (for v with Sv = λ_min(S)v,
+the vector (v, −x̄ᵀv) has Rayleigh quotient ≤ λ_min(S) on XᵀX), so λ̃_min still bounds λ_min(S)
+from below.  A declared ``L2Squared`` term still applies to every coordinate (it is part of the
+declared objective).  Nothing new is released and nothing in the accounting changes; the
+release records ``intercept_column``.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -90,11 +106,15 @@ from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.readers import compute
-from dpopt.privacy.grid import gaussian_on_grid
+from dpopt.modeling.schema import INTERCEPT, Intercept
+from dpopt.privacy.accountant import GridSteps, zcdp_gaussian_steps
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.zcdp import zcdp_rho
 
-__all__ = ["AdaSSP", "AdaSSPPlan", "adassp_ridge", "gram_sensitivity", "sufficient_statistics"]
+__all__ = ["AdaSSP", "AdaSSPPlan", "adassp_ridge", "gram_sensitivity", "intercept_column", "sufficient_statistics"]
 
+#: the shares of ρ(ε, δ) of the three releases: λ_min(XᵀX), XᵀX, Xᵀy (module docstring)
+SHARES = (0.1, 0.45, 0.45)
 #: what AdaSSP accepts (the one-line refusal of anything else names it)
 ACCEPTS = ("AdaSSP accepts the squared loss (SquaredLoss) with no constraint set or an L2Ball, "
            "and at most an L2Squared regularizer")
@@ -117,6 +137,32 @@ def gram_sensitivity(x_bound: float, dim: int) -> float:
     """
     square = x_bound * x_bound
     return square if dim == 1 else math.nextafter(math.sqrt(2.0) * square, math.inf)
+
+
+def intercept_column(data: Dataset) -> int | None:
+    """The index of the column the declarations name the intercept (constant 1), or None.
+
+    A schema's :class:`~dpopt.modeling.schema.Intercept` column, else a feature named
+    ``"intercept"`` (what the :mod:`dpopt.sklearn` estimators append).  Declarations only: the
+    column's values are never read.
+
+    Parameters
+    ----------
+    data : Dataset
+        The dataset whose declarations are read.
+
+    Returns
+    -------
+    int or None
+    """
+    if data.schema is not None:
+        start = 0
+        for _, spec in data.schema.columns:
+            if isinstance(spec, Intercept):
+                return start
+            start += spec.width
+    names = tuple(data.feature_names)
+    return names.index(INTERCEPT) if INTERCEPT in names else None
 
 
 def adassp_ridge(noisy_min_eigenvalue: float, *, shift: float, threshold: float, floor: float = 0.0) -> float:
@@ -153,6 +199,7 @@ class AdaSSPPlan(Plan):
     shift: float  # σ₁·√(log(6/δ)) (Alg. 2 line 2)
     threshold: float  # τ = σ₂·√(d·log(2d²/δ)) (Alg. 2 line 3)
     floor: float  # n·Λ/2 of a declared L2Squared term
+    intercept: int | None = None  # the declared constant-1 column: not ridged, its diagonal entry is n
 
 
 class AdaSSP(Mechanism):
@@ -162,9 +209,9 @@ class AdaSSP(Mechanism):
     Parameters
     ----------
     epsilon : float
-        ε > 0, split into three equal parts.
+        ε > 0.
     delta : float
-        δ ∈ (0, 1), split into three equal parts (the releases are discrete Gaussian).
+        δ ∈ (0, 1) (the releases are discrete Gaussian); ρ = zcdp_rho(ε, δ) is split by :data:`SHARES`.
     ledger : Ledger, optional
         As in :class:`~dpopt.mechanisms.base.Mechanism`.
 
@@ -174,7 +221,8 @@ class AdaSSP(Mechanism):
     with at most an ``L2Squared`` regularizer; anything else is refused before the charge.  It
     calls no solver (``solver`` must stay ``"auto"``).  Release parameters: per statistic
     (suffix ``_min_eigenvalue``, ``_gram``, ``_moment``) ``sensitivity_l2_…``, ``noise_scale_…``
-    (σ as drawn) and ``grid_step_…`` (γ); ``ridge_shift``, ``ridge_threshold`` and
+    (σ as drawn), ``grid_step_…`` (γ) and ``zcdp_rho_…``; ``zcdp_rho`` (their sum);
+    ``intercept_column`` (the declared intercept, or None); ``ridge_shift``, ``ridge_threshold`` and
     ``ridge_floor`` (the rule's public constants); ``noisy_min_eigenvalue`` and ``noisy_ridge``
     (noisy outputs, covered by the guarantee).
 
@@ -193,7 +241,7 @@ class AdaSSP(Mechanism):
 
     name = "AdaSSP"
     theorem = ("Wan18 Alg. 2 with replace-one sensitivities; exact discrete Gaussian on grids [CKS20], "
-               "basic composition of three (ε/3, δ/3) releases")
+               "three releases composed in zCDP at shares of ρ(ε, δ)")
     needs = SolverNeed.NONE  # a d×d least-squares solve in numpy
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **Mechanism._parameter_constraints,
@@ -227,32 +275,34 @@ class AdaSSP(Mechanism):
         n, d = problem.n, problem.dim
         x_bound = float(data.x_bound_in(2))
         y_bound = float(data.y_bound)  # type: ignore[arg-type]  # SquaredLoss requires it
-        eps, dlt = self.epsilon / 3.0, self.delta / 3.0
+        rho = zcdp_rho(self.epsilon, self.delta)
         sens = (x_bound * x_bound, gram_sensitivity(x_bound, d), 2.0 * x_bound * y_bound)
         dims = (1, d * (d + 1) // 2, d)
-        laws = tuple(_law(s, eps, dlt, k) for s, k in zip(sens, dims, strict=True))
+        steps = tuple(zcdp_gaussian_steps(s, k, 1, share * rho) for s, k, share in zip(sens, dims, SHARES, strict=True))
+        laws = tuple(NoiseSpec.on_grid(step.noise) for step in steps)
         shift = laws[0].scale * math.sqrt(math.log(6.0 / self.delta))
         threshold = laws[1].scale * math.sqrt(d * math.log(2.0 * d * d / self.delta))
         floor = 0.5 * n * problem.l2_weight
-        params = self._parameters(x_bound, y_bound, sens, laws, (shift, threshold, floor), problem)
+        intercept = intercept_column(data)
+        params = self._parameters(x_bound, y_bound, sens, steps, (shift, threshold, floor), problem)
+        params.update(intercept_column=intercept, zcdp_rho=sum(step.rho for step in steps))
         return AdaSSPPlan(problem=problem, parameters=params, eigen_noise=laws[0], gram_noise=laws[1],
                           moment_noise=laws[2], eigen_cap=n * x_bound * x_bound, shift=shift,
-                          threshold=threshold, floor=floor)
+                          threshold=threshold, floor=floor, intercept=intercept)
 
-    def _parameters(self, x_bound: float, y_bound: float, sens: tuple[float, ...], laws: tuple[NoiseSpec, ...],
+    def _parameters(self, x_bound: float, y_bound: float, sens: tuple[float, ...], steps: tuple[GridSteps, ...],
                     rule: tuple[float, float, float], problem: Problem) -> dict[str, Any]:
-        """The public record: bounds, split, and per statistic its sensitivity, σ and grid."""
+        """The public record: bounds, split, and per statistic its sensitivity, σ, grid and ρ."""
         params: dict[str, Any] = {
             "noise": "discrete-gaussian", "neighbouring": "replace-one",
-            "accountant": "basic composition of three (ε/3, δ/3) releases",
-            "epsilon_per_release": self.epsilon / 3.0, "delta_per_release": self.delta / 3.0,
+            "accountant": "zcdp: three releases at shares " + ", ".join(f"{s:g}" for s in SHARES) + " of ρ(ε, δ)",
             "x_bound_l2": x_bound, "y_bound": y_bound,
             "ridge_shift": rule[0], "ridge_threshold": rule[1], "ridge_floor": rule[2],
             "projected": problem.constraint is not None,
         }
-        for suffix, s, law in zip(("min_eigenvalue", "gram", "moment"), sens, laws, strict=True):
-            params.update({f"sensitivity_l2_{suffix}": s, f"noise_scale_{suffix}": law.scale,
-                           f"grid_step_{suffix}": law.grid_step})
+        for suffix, s, step in zip(("min_eigenvalue", "gram", "moment"), sens, steps, strict=True):
+            params.update({f"sensitivity_l2_{suffix}": s, f"noise_scale_{suffix}": step.sigma,
+                           f"grid_step_{suffix}": step.gamma, f"zcdp_rho_{suffix}": step.rho})
         return params
 
     # -- the run ----------------------------------------------------------------------
@@ -268,17 +318,15 @@ class AdaSSP(Mechanism):
         noisy_gram = _mirror(plan.gram_noise.release(gram[upper], rng), d)
         noisy_moment = plan.moment_noise.release(moment, rng)
         ridge = adassp_ridge(noisy_eigen, shift=plan.shift, threshold=plan.threshold, floor=plan.floor)
-        theta = _ridge_solve(noisy_gram, ridge, noisy_moment)
+        if plan.intercept is None:
+            theta = _ridge_solve(noisy_gram, ridge, noisy_moment)
+        else:
+            data = problem.loss.data
+            theta = _centred_solve(noisy_gram, noisy_moment, ridge, plan.intercept, problem.n,
+                                   float(data.x_bound_in(2)), float(data.y_bound))
         if problem.constraint is not None:
             theta = np.asarray(problem.constraint.project(theta), dtype=np.float64)
         return Outcome(theta, parameters={"noisy_min_eigenvalue": noisy_eigen, "noisy_ridge": ridge})
-
-
-@functools.lru_cache(maxsize=256)
-def _law(sensitivity: float, epsilon: float, delta: float, dim: int) -> NoiseSpec:
-    """The exact discrete Gaussian of one (ε, δ) release on its default grid (cached: a pure
-    function of public numbers, and the one-dimensional exact profile costs milliseconds)."""
-    return NoiseSpec.on_grid(gaussian_on_grid(sensitivity, epsilon, delta, dim))
 
 
 def sufficient_statistics(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -301,6 +349,32 @@ def _mirror(upper: np.ndarray, d: int) -> np.ndarray:
     out = np.zeros((d, d))
     out[np.triu_indices(d)] = upper
     return out + np.triu(out, 1).T
+
+
+def _centred_solve(gram: np.ndarray, moment: np.ndarray, ridge: float, j: int, n: int, x_bound: float,
+                   y_bound: float) -> np.ndarray:
+    """θ from the noisy statistics with column ``j`` the intercept (module docstring; post-processing).
+
+    The noisy means m_x = (XᵀX^)_{·j}/n (projected onto the ℓ2 ball of radius B) and
+    m_y = (Xᵀy^)_j/n (clipped to [−Y, Y]) centre the statistics: S = G − n·m_x m_xᵀ, its negative
+    eigenvalues set to 0, and c = Xᵀy^ − n·m_x m_y over the other columns; the slopes solve
+    (S + λI)β = c and the intercept is m_y − m_xᵀβ.  No value can make it fail.
+    """
+    d = moment.shape[0]
+    keep = np.delete(np.arange(d), j)
+    mean_x = gram[keep, j] / n
+    norm = float(np.linalg.norm(mean_x))
+    if norm > x_bound:
+        mean_x = mean_x * (x_bound / norm)
+    mean_y = float(np.clip(moment[j] / n, -y_bound, y_bound))
+    centred = gram[np.ix_(keep, keep)] - n * np.outer(mean_x, mean_x)
+    values, vectors = np.linalg.eigh(centred)
+    centred = (vectors * np.maximum(values, 0.0)) @ vectors.T
+    slopes = _ridge_solve(centred, ridge, moment[keep] - n * mean_x * mean_y)
+    theta = np.empty(d)
+    theta[keep] = slopes
+    theta[j] = mean_y - float(mean_x @ slopes)
+    return theta if np.all(np.isfinite(theta)) else np.zeros(d)
 
 
 def _ridge_solve(gram: np.ndarray, ridge: float, moment: np.ndarray) -> np.ndarray:

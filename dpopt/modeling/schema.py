@@ -756,7 +756,10 @@ def column_numbers(name: str, kind: str, col: Any) -> np.ndarray:
         try:
             out[i] = float(v)
         except (TypeError, ValueError):
-            raise DataError(f"column {name!r} is declared {kind} but is not numeric (an entry is not a number)") from None
+            hint = ("; dp.Binary() reads 0/1 numbers: declare a column of words such as yes/no as "
+                    "dp.Categorical([...its values...])" if kind == "binary" else "")
+            raise DataError(f"column {name!r} is declared {kind} but is not numeric (an entry is not a number)"
+                            f"{hint}") from None
     return out
 
 
@@ -825,6 +828,15 @@ class Schema:
         self._items: tuple[tuple[str, Spec], ...] = tuple(items)
         self._specs: dict[str, Spec] = dict(self._items)
         self._scale, self._cols = self._build()
+
+    def __getitem__(self, name: str) -> Spec:
+        """The declaration of column ``name`` (KeyError with a did-you-mean for an unknown name)."""
+        if name not in self._specs:
+            raise KeyError(f"no declared column {name!r}{did_you_mean(name, self._specs)}")
+        return self._specs[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
 
     @classmethod
     def uniform(cls, d: int, spec: Spec, *, prefix: str = "x") -> Schema:

@@ -283,8 +283,10 @@ class DPEstimatorBase(BaseEstimator):
         if self.schema is not None:
             return tuple(self._schema.feature_names)
         names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            return ()
+        if names is None:  # x0, x1, …: the appended column is still named (mechanisms read it as the intercept)
+            if not self.fit_intercept or not hasattr(self, "n_features_in_"):
+                return ()
+            names = [f"x{j}" for j in range(self.n_features_in_)]
         return (*map(str, names), *((INTERCEPT,) if self.fit_intercept else ()))
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
@@ -555,12 +557,23 @@ class DPRegressorBase(RegressorMixin, DPEstimatorBase):
         if label_map is not None:  # coef_ and intercept_ in the table's units (post-processing)
             self.coef_, self.intercept_ = label_map.linear_from_unit(self.coef_, float(self.intercept_))
 
+    def label_range(self) -> tuple[float, float]:
+        """The declared range of the label in its own units: ``[low, high]`` of ``label_spec``,
+        else ``[−y_bound, y_bound]`` (public; predictions are clipped to it)."""
+        label_map = self._label_map()
+        if label_map is not None:
+            return label_map.low, label_map.high
+        bound = float(self.y_bound)  # type: ignore[arg-type]  # _check_y_bound requires one of the two
+        return -bound, bound
+
     def predict(self, X: Any) -> np.ndarray:
         """⟨θ, x⟩ of every row (rows mapped onto the declarations, intercept included), in the
-        label's own units when it was declared with ``label_spec``."""
+        label's own units when it was declared with ``label_spec``, clipped to the declared label
+        range (:meth:`label_range`; post-processing: every target the fit saw was in it)."""
         z = self._linear(X)
         label_map = self._label_map()
-        return z if label_map is None else label_map.from_unit(z)
+        low, high = self.label_range()
+        return np.clip(z if label_map is None else label_map.from_unit(z), low, high)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -4,8 +4,9 @@ releases, accuracy against OLS, refusals before the charge and reproducibility.
 The audits use :func:`dpopt.testing.one_point_pair`: nine zero rows and a tenth row
 (x, y) = (1, ±1).  Both tables have the same X, so the releases of λ_min(XᵀX) and XᵀX have the
 same law on both, and only Xᵀy moves — by exactly its sensitivity 2·B·Y = 2.  On this pair the
-mechanism's own accounting therefore gives (ε/3, δ/3) (basic composition with two identical
-releases; θ is post-processing), and the audit is held to that claim, which the half-noise
+mechanism's own accounting therefore gives ρ_moment-zCDP (the Xᵀy release's share of ρ; the other
+two releases have the same law on both tables, θ is post-processing), converted to (ε', δ') at
+δ' = δ/3 by the same [CKS20] bound, and the audit is held to that claim, which the half-noise
 mutant breaks.  A declared ``L2Squared`` term of weight 20 makes the ridge nΛ/2 = 100 dominate
 the noisy XᵀX ≈ 1 ± 3, so θ ≈ Xᵀy^/100 and the audit sees the released Xᵀy almost undistorted.
 
@@ -26,10 +27,19 @@ import pytest
 
 import dpopt as dp
 from dpopt.errors import MechanismError, PrivacyParameterError
-from dpopt.mechanisms.adassp import AdaSSP, AdaSSPPlan, adassp_ridge, gram_sensitivity
+from dpopt.mechanisms.adassp import (
+    SHARES,
+    AdaSSP,
+    AdaSSPPlan,
+    adassp_ridge,
+    gram_sensitivity,
+    intercept_column,
+)
 from dpopt.mechanisms.base import NoiseSpec
-from dpopt.privacy.grid import gaussian_on_grid, grid_step
+from dpopt.privacy.accountant import zcdp_gaussian_steps
+from dpopt.privacy.grid import grid_step
 from dpopt.privacy.rng import make_rng
+from dpopt.privacy.zcdp import zcdp_delta, zcdp_rho
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.audit import AuditResult, audit_outputs
 from dpopt.testing.coverage import covers
@@ -119,10 +129,25 @@ def _outputs(cls: type[AdaSSP], data: dp.Dataset, seed: int, runs: int) -> np.nd
     return np.array([mech.execute(plan, rng).theta[0] for _ in range(runs)])
 
 
+def _claimed_epsilon(rho: float, delta: float) -> float:
+    """The smallest ε (to 1e-9) at which ρ-zCDP gives δ(ε) ≤ δ by [CKS20]'s conversion."""
+    lo, hi = 0.0, 100.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if zcdp_delta(rho, mid) <= delta else (mid, hi)
+    return hi
+
+
+def _claim(data: dp.Dataset) -> float:
+    """ε' of the one-point pair at δ' = δ/3: only the Xᵀy release differs (module docstring)."""
+    plan = AdaSSP(AUDIT_EPS, AUDIT_DELTA).plan(_audit_problem(data))
+    return _claimed_epsilon(plan.parameters["zcdp_rho_moment"], AUDIT_DELTA / 3)
+
+
 def _audit(cls: type[AdaSSP], seed: int = 0) -> AuditResult:
     d0, d1 = one_point_pair(10)
     res = audit_outputs(_outputs(cls, d0, 2 * seed, AUDIT_RUNS), _outputs(cls, d1, 2 * seed + 1, AUDIT_RUNS),
-                        claimed_epsilon=AUDIT_EPS / 3, claimed_delta=AUDIT_DELTA / 3)
+                        claimed_epsilon=_claim(d0), claimed_delta=AUDIT_DELTA / 3)
     print(f"{cls.__name__}: {res.summary()}")  # pytest tests/mechanisms/test_adassp.py -s
     return res
 
@@ -152,7 +177,7 @@ def test_large_adassp_audits_through_run(ridge: float | None) -> None:
         return AdaSSP(AUDIT_EPS, AUDIT_DELTA, ledger=dp.Ledger()).run(_audit_problem(data, ridge), seed=seed).theta
 
     for seed in range(2):
-        res = audit(run, d0, d1, claimed_epsilon=AUDIT_EPS / 3, claimed_delta=AUDIT_DELTA / 3, n_runs=10_000,
+        res = audit(run, d0, d1, claimed_epsilon=_claim(d0), claimed_delta=AUDIT_DELTA / 3, n_runs=10_000,
                     seed=seed, n_jobs=2)
         print(res.summary())
         assert not res.violates, res.summary()
@@ -183,26 +208,30 @@ def test_replace_one_sensitivities_bound_random_pairs_and_are_attained() -> None
     assert np.linalg.eigvalsh(A - np.outer(e1, e1))[0] == pytest.approx(0.0)
 
 
-def test_calibration_reads_the_declared_bounds_and_splits_the_budget_in_three() -> None:
+def test_calibration_reads_the_declared_bounds_and_splits_rho_by_the_shares() -> None:
     """B comes from the declared x bound in ℓ2 (an ℓ∞ declaration of 0.5 in d = 4 gives B = 1),
-    Y from y_bound; each release is the discrete Gaussian of (ε/3, δ/3) at its sensitivity."""
+    Y from y_bound; each release is the exact discrete Gaussian of its share of ρ(ε, δ) at its
+    sensitivity, and the three ρ add up to at most ρ(ε, δ) (so the run is (ε, δ)-DP)."""
     rng = np.random.default_rng(1)
     data = dp.Dataset(rng.uniform(-0.5, 0.5, (50, 4)), rng.uniform(-2, 2, 50), x_bound=0.5, x_norm="inf",
                       y_bound=2.0)
     plan = AdaSSP(1.5, 3e-6).plan(_problem(data, ridge=0.4))
     p = plan.parameters
     assert isinstance(plan, AdaSSPPlan) and p["x_bound_l2"] == 1.0 and p["y_bound"] == 2.0
+    rho = zcdp_rho(1.5, 3e-6)
     expected = {"min_eigenvalue": (1.0, 1), "gram": (gram_sensitivity(1.0, 4), 10), "moment": (4.0, 4)}
-    for suffix, (sens, k) in expected.items():
-        law = gaussian_on_grid(sens, 0.5, 1e-6, k)
+    for (suffix, (sens, k)), share in zip(expected.items(), SHARES, strict=True):
+        steps = zcdp_gaussian_steps(sens, k, 1, share * rho)
         assert p[f"sensitivity_l2_{suffix}"] == sens
-        assert p[f"noise_scale_{suffix}"] == law.scale and p[f"grid_step_{suffix}"] == law.gamma
-        assert law.gamma == grid_step(min(sens, sens / 0.5), math.sqrt(k))
+        assert p[f"noise_scale_{suffix}"] == steps.sigma and p[f"grid_step_{suffix}"] == steps.gamma
+        assert p[f"zcdp_rho_{suffix}"] == steps.rho <= share * rho
+        assert steps.gamma == grid_step(sens, math.sqrt(k))
+    assert sum(SHARES) == pytest.approx(1.0) and p["zcdp_rho"] <= rho
+    assert zcdp_delta(p["zcdp_rho"], 1.5) <= 3e-6
     assert p["ridge_shift"] == pytest.approx(p["noise_scale_min_eigenvalue"] * math.sqrt(math.log(6 / 3e-6)))
     assert p["ridge_threshold"] == pytest.approx(p["noise_scale_gram"] * math.sqrt(4 * math.log(2 * 16 / 3e-6)))
     assert p["ridge_floor"] == pytest.approx(50 * 0.4 / 2)
-    assert (p["epsilon_per_release"], p["delta_per_release"]) == (0.5, 1e-6)
-    assert p["neighbouring"] == "replace-one" and "basic composition" in p["accountant"]
+    assert p["neighbouring"] == "replace-one" and "zcdp" in p["accountant"] and p["intercept_column"] is None
 
 
 def test_the_ridge_rule_is_algorithm_2_lines_2_and_3() -> None:
@@ -359,3 +388,54 @@ def test_a_dask_backed_table_gives_the_same_release() -> None:
     eager = AdaSSP(EPS, DELTA, ledger=dp.Ledger()).run(_problem(data), seed=3)
     distributed = AdaSSP(EPS, DELTA, ledger=dp.Ledger()).run(_problem(lazy), seed=3)
     np.testing.assert_allclose(distributed.theta, eager.theta, rtol=1e-9, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the intercept
+
+
+def _with_intercept(n: int, seed: int, *, named: bool = True, offset: float = 0.6) -> dp.Dataset:
+    """Rows (x, 1) with ‖x‖ ≤ 1 and labels around ``offset``, far from 0, the middle of [−1, 1]."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-0.5, 0.5, (n, 3))
+    y = np.clip(offset + X @ np.array([0.3, -0.2, 0.1]) + 0.05 * rng.standard_normal(n), -1, 1)
+    names = ("a", "b", "c", "intercept" if named else "constant")
+    return dp.Dataset(np.hstack([X, np.ones((n, 1))]), y, x_bound=math.sqrt(0.75 + 1.0), y_bound=1.0,
+                      feature_names=names)
+
+
+def test_the_intercept_column_is_read_from_the_declarations_only() -> None:
+    schema = dp.Schema({"a": dp.Numeric(0, 1, grid=0.1), "c": dp.Categorical(["x", "y"])}).with_intercept()
+    table = dp.Dataset(np.zeros((3, 4)), np.zeros(3), y_bound=1.0, schema=schema)
+    assert intercept_column(table) == 3  # a, c=x, c=y, intercept
+    assert intercept_column(_with_intercept(5, 0)) == 3
+    assert intercept_column(_with_intercept(5, 0, named=False)) is None
+    assert intercept_column(_regression()) is None
+
+
+def test_a_declared_intercept_is_not_shrunk_towards_the_middle_of_the_label_range() -> None:
+    """With few rows the private ridge is large: shrinking the intercept with the slopes pulls every
+    prediction towards 0 (the middle of [−1, 1]); AdaSSP leaves the declared intercept out of the
+    ridge, so the mean prediction stays near the labels' mean (0.6) and beats the shrunk one."""
+    near, shrunk = [], []
+    for seed in range(6):
+        for named, out in ((True, near), (False, shrunk)):
+            data = _with_intercept(400, seed, named=named)
+            release = AdaSSP(1.0, 1e-6, ledger=dp.Ledger()).run(_problem(data), seed=seed)
+            assert release.parameters["intercept_column"] == (3 if named else None)
+            out.append(float(np.mean(np.asarray(data.X) @ release.theta)) - float(np.mean(np.asarray(data.y))))
+    assert abs(np.mean(near)) < 0.05 and np.mean(shrunk) < -0.1  # shrunk: a quarter of the offset lost
+
+
+@covers(AdaSSP, kind="neighbour")
+def test_adassp_with_an_intercept_looks_the_same_on_neighbours() -> None:
+    """The intercept's post-processing (noisy means, centred solve) adds nothing that differs."""
+    d0 = _with_intercept(60, 1)
+    d1 = d0.replace_row(4, [0.5, -0.5, 0.5, 1.0], -1.0)
+
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        return AdaSSP(EPS, DELTA, ledger=ledger).run(_problem(data, ball=3.0), seed=2)
+
+    assert_same_view(run, d0, d1)
+    X, y = np.asarray(d0.X), np.asarray(d0.y)
+    exact = np.concatenate([(X.T @ X)[np.triu_indices(4)], X.T @ y, X.mean(axis=0), [y.mean()]])
+    assert_no_private_bytes(run(d0, dp.Ledger()), exact)
