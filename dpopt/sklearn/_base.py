@@ -519,7 +519,11 @@ class DPClassifierBase(ClassifierMixin, DPEstimatorBase):
 class DPRegressorBase(RegressorMixin, DPEstimatorBase):
     """Regressors: targets clipped to the declared ``y_bound``, or declared in their own units
     with ``label_spec=dp.Numeric(low, high, ...)`` (mapped onto [−1, 1] by that declaration,
-    fitted there, and predicted back in the table's units)."""
+    fitted there, and predicted back in the table's units).  Predictions are clipped to the
+    declared label range; ``coef_`` and ``intercept_`` are per unit of each raw column (a
+    schema's numeric columns are fitted scaled onto [0, 1] by their declared bounds, and the
+    scaling is undone), in the label's units; ``coef_scaled_`` and ``intercept_scaled_`` are
+    per unit of the scaled columns."""
 
     y_bound: float | None
     label_spec: Numeric | None
@@ -552,10 +556,34 @@ class DPRegressorBase(RegressorMixin, DPEstimatorBase):
         positive_number(self.y_bound, "y_bound")
 
     def _store(self, release: Release) -> None:
+        """coef_ and intercept_ per unit of each raw column and in the label's units (post-processing);
+        ``coef_scaled_``/``intercept_scaled_`` keep them per unit of the design's scaled columns."""
         super()._store(release)
         label_map = self._label_map()
-        if label_map is not None:  # coef_ and intercept_ in the table's units (post-processing)
+        if label_map is not None:  # in the label's units
             self.coef_, self.intercept_ = label_map.linear_from_unit(self.coef_, float(self.intercept_))
+        self.coef_scaled_ = np.array(self.coef_, dtype=np.float64)
+        self.intercept_scaled_ = float(self.intercept_)
+        width, low = self._column_scales()
+        self.coef_ = self.coef_scaled_ / width  # a schema's numeric column enters X as (x − low)/width
+        self.intercept_ = self.intercept_scaled_ - float(np.sum(self.coef_scaled_ * low / width))
+
+    def _column_scales(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per column of ``coef_``: (high − low, low) of a numeric column the schema scales onto
+        [0, 1] by its declared bounds, (1, 0) for every other column (declarations only)."""
+        at = self._intercept_index()
+        if self.schema is None:
+            d = self.coef_.shape[-1]
+            return np.ones(d), np.zeros(d)
+        width: list[float] = []
+        low: list[float] = []
+        for _, spec in self._schema.columns:
+            scaled = isinstance(spec, Numeric) and spec.unit
+            for k in range(spec.width):  # a missing indicator (k = 1) is not scaled
+                width.append(float(spec.high - spec.low) if scaled and k == 0 else 1.0)  # type: ignore[union-attr]
+                low.append(float(spec.low) if scaled and k == 0 else 0.0)  # type: ignore[union-attr]
+        w, lo = np.asarray(width), np.asarray(low)
+        return (w, lo) if at is None else (np.delete(w, at), np.delete(lo, at))
 
     def label_range(self) -> tuple[float, float]:
         """The declared range of the label in its own units: ``[low, high]`` of ``label_spec``,

@@ -54,6 +54,8 @@ CONVEX_MECHANISMS: dict[str, type[Mechanism]] = {
 LOSSES: dict[str, type[Loss]] = {"logistic": LogisticLoss, "smoothed-hinge": SmoothedHingeLoss}
 
 
+#: DPRidge's default ℓ2 radius in units of the declared label bound Y (10 with label_spec)
+RIDGE_RADIUS = 10.0
 #: the threshold of :func:`regression_rule` on n·√ρ/(d·B) (docs/choosing.md, "Regression")
 REGRESSION_THRESHOLD = 20.0
 
@@ -122,11 +124,8 @@ def _l2_problem(loss: Loss, theta: Variable, radius: float | None, alpha: float)
                    regularizer=L2Squared(theta, alpha) if alpha > 0 else ())
 
 
-def _check_radius_alpha(radius: object, alpha: object, *, radius_required: bool = False) -> None:
-    if radius is None:
-        if radius_required:
-            raise ModelError("radius must be declared (the constraint set's radius)")
-    else:
+def _check_radius_alpha(radius: object, alpha: object) -> None:
+    if radius is not None:
         positive_number(radius, "radius")
     positive_number(alpha, "alpha", allow_zero=True)
 
@@ -337,12 +336,18 @@ class DPRidge(DPRegressorBase):
       the model is fitted there, and ``predict``, ``coef_`` and ``intercept_`` are in the
       table's units again.
 
-    ``mechanism="auto"`` (default) is AdaSSP (:class:`dpopt.AdaSSP`, [Wan18] Alg. 2:
-    sufficient statistics with a privately chosen ridge, no solver); ``"adassp"`` names it.
-    ``alpha`` defaults to 0.01.
+    ``mechanism="auto"`` (default) chooses from public facts (:func:`regression_rule`):
+    DP-GD (:class:`dpopt.DPGradientDescent`, private preconditioner) when n·√ρ/(d·B) ≥ 20,
+    else AdaSSP (:class:`dpopt.AdaSSP`, [Wan18] Alg. 2: sufficient statistics with a privately
+    chosen ridge, no solver); objective perturbation for δ = 0 or a named solver.  ``"adassp"``
+    and ``"dp-gd"`` name them.  ``alpha`` defaults to 0.01.  ``radius=None`` (default) is
+    10·Y, Y the declared label bound in the fitted units (1 with ``label_spec``, else
+    ``y_bound``): the same ball whatever the label's units.
 
     Attributes
     ----------
+    radius_ : float
+        The ℓ2 radius the fit used.
     coef_ : ndarray of shape (n_coefficients,)
     intercept_ : float
     release_ : dpopt.Release
@@ -357,7 +362,7 @@ class DPRidge(DPRegressorBase):
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {**CONVEX_MECHANISMS, "adassp": AdaSSP}
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
-                 mechanism: str = "auto", alpha: float = 0.01, radius: float = 10.0,
+                 mechanism: str = "auto", alpha: float = 0.01, radius: float | None = None,
                  fit_intercept: bool = True, x_bound: float | None = None, x_norm: Any = 2,
                  y_bound: float | None = None, label_spec: Numeric | None = None, schema: Schema | None = None,
                  unseen: str = "zero", solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
@@ -380,7 +385,7 @@ class DPRidge(DPRegressorBase):
         self.mechanism_options = mechanism_options
 
     def _check_settings(self) -> None:
-        _check_radius_alpha(self.radius, self.alpha, radius_required=True)
+        _check_radius_alpha(self.radius, self.alpha)
         self._check_y_bound()
 
     def _auto(self, delta: float | None = None) -> tuple[str, str]:
@@ -408,7 +413,9 @@ class DPRidge(DPRegressorBase):
 
     def _problem(self, data: Dataset) -> Problem:
         theta = Variable(data.n_features)
-        return _l2_problem(SquaredLoss(data, theta), theta, float(self.radius), float(self.alpha))
+        declared = self.radius
+        self.radius_ = float(declared) if declared is not None else RIDGE_RADIUS * float(data.y_bound or 1.0)
+        return _l2_problem(SquaredLoss(data, theta), theta, self.radius_, float(self.alpha))
 
 
 class DPLasso(DPRegressorBase):

@@ -118,3 +118,51 @@ def test_the_auto_choice_and_its_charge_read_no_data_value(make, monkeypatch):
     reads = hide_data_values(monkeypatch)
     assert hidden._auto() == est._auto()
     assert run_to_charge(hidden_mech, hidden_problem) == seen and not reads
+
+
+def _schema_table(n: int = 20_000, seed: int = 3):
+    """Raw columns in their units (age in years, income in k$, a category), a label in mmHg."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame({"age": rng.integers(20, 80, n).astype(float), "income": np.round(rng.uniform(0, 200, n), 2),
+                          "group": rng.choice(["a", "b"], n)})
+    y = 100 + 0.5 * table["age"] - 0.1 * table["income"] + 8.0 * (table["group"] == "b") + rng.normal(0, 2, n)
+    schema = dp.Schema({"age": dp.Numeric(0, 100, grid=1), "income": dp.Numeric(0, 250, grid="1/100"),
+                        "group": dp.Categorical(["a", "b"])})
+    return table, y.to_numpy(), schema
+
+
+@pytest.mark.parametrize("mechanism", ["adassp", "dp-gd"])
+def test_coef_is_per_unit_of_each_raw_column(mechanism):
+    """coef_ and intercept_ give the model in the table's own units (per year, per k$, per
+    category), so they reproduce predict() from the raw columns; the scaled coefficients are
+    coef_scaled_ (per declared range: coef_ times high − low)."""
+    table, y, schema = _schema_table()
+    est = DPRidge(epsilon=5.0, schema=schema, label_spec=SPEC, mechanism=mechanism, random_state=0,
+                  ledger=dp.Ledger()).fit(table, y)
+    raw = np.column_stack([table["age"], table["income"], table["group"] == "a", table["group"] == "b"])
+    assert list(est.get_feature_names_out()) == ["age", "income", "group=a", "group=b"]
+    np.testing.assert_allclose(np.clip(raw @ est.coef_ + est.intercept_, 80, 200), est.predict(table), atol=1e-9)
+    np.testing.assert_allclose(est.coef_scaled_, est.coef_ * np.array([100.0, 250.0, 1.0, 1.0]), rtol=1e-12)
+    # an independent computation: least squares on the raw columns (the categories' difference is identified)
+    ols = np.linalg.lstsq(np.column_stack([raw[:, :2], raw[:, 3], np.ones(len(y))]), y, rcond=None)[0]
+    assert est.coef_[0] == pytest.approx(ols[0], abs=0.1) and est.coef_[1] == pytest.approx(ols[1], abs=0.05)
+    assert est.coef_[3] - est.coef_[2] == pytest.approx(ols[2], abs=2.0)
+
+
+def test_predictions_stay_in_the_declared_label_range():
+    """Whatever the released θ (here a fitted one blown up tenfold, as a noisy release can be),
+    predict() stays in [low, high] of label_spec / [−y_bound, y_bound], and equals the linear
+    predictor wherever that is inside."""
+    X, y = _table(n=2000)
+    for kwargs, (low, high) in (({"label_spec": SPEC}, (80, 200)), ({"y_bound": 150.0}, (-150, 150))):
+        est = DPRidge(epsilon=1.0, x_bound=float(np.sqrt(6)), random_state=0, ledger=dp.Ledger(), **kwargs).fit(X, y)
+        assert est.label_range() == (low, high)
+        est._theta = 10.0 * est._theta
+        linear = X @ est._theta[:-1] + est._theta[-1]
+        if "label_spec" in kwargs:
+            linear = 140.0 + 60.0 * linear  # the label map's centre and half-width
+        predicted = est.predict(X)
+        assert predicted.min() >= low and predicted.max() <= high
+        assert np.any(linear < low) or np.any(linear > high)  # the clip acted
+        np.testing.assert_allclose(predicted, np.clip(linear, low, high), rtol=1e-12)
