@@ -89,28 +89,11 @@ _EXPORTS = {
     "show_progress": "dpopt.progress",
 }
 
-#: former top-level names -> where they are now (reading one raises AttributeError saying so)
-_MOVED = {
-    **{name: f"dpopt.sets.{name}" for name in (
-        "ConstraintSet", "GaussianWidth", "GroupL1Ball", "HPolytope", "NuclearNormBall", "VertexPolytope")},
-    **{name: f"dpopt.submodular.{name}" for name in (
-        "CallableSetFunction", "Cardinality", "ChainCut", "ConcaveCardinality", "GroupCoverage", "Indicator",
-        "SetFunction", "SubmodularNorm", "SubmodularNormBall")},
-    **{name: f"dpopt.potentials.{name}" for name in (
-        "EntropyPotential", "EuclideanPotential", "GroupL1Potential", "NuclearPotential", "Potential",
-        "QNormPotential")},
-    **{name: f"dpopt.losses.{name}" for name in ("Loss", "LossConstants")},
-    **{name: f"dpopt.backends.{name}" for name in ("OracleResult", "OracleStatus", "SolveOptions")},
-    "get_backend": "dpopt.backends.get", "backend_names": "dpopt.backends.names",
-    **{name: f"dpopt.mechanisms.release.{name}" for name in ("Diagnostics", "OracleCall")},
-    **{name: f"dpopt.modeling.perturbation.{name}" for name in ("Linear", "Perturbation", "Quadratic")},
-}
-
 #: the sub-namespaces (``dp.sets`` is the module ``dpopt.sets``)
 _SUBMODULES = ("backends", "errors", "losses", "potentials", "sets", "submodular")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
-__getattr__, __dir__ = attach(__name__, _EXPORTS, submodules=_SUBMODULES, moved=_MOVED)
+__getattr__, __dir__ = attach(__name__, _EXPORTS, submodules=_SUBMODULES)
 
 if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
     from dpopt import backends as backends

@@ -18,6 +18,7 @@ a block is stale.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +31,6 @@ def attach(
     namespace: str,
     exports: Mapping[str, str],
     submodules: Iterable[str] = (),
-    moved: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of the namespace module ``namespace``.
 
@@ -44,9 +44,6 @@ def attach(
     submodules : iterable of str
         Public names that are modules of the namespace itself (``"sets"`` is
         ``dpopt.sets`` for the namespace ``dpopt``).
-    moved : mapping of str to str, optional
-        Former names of the namespace → where they are now (``{"VertexPolytope":
-        "dpopt.sets.VertexPolytope"}``): reading one raises AttributeError naming the new place.
 
     Returns
     -------
@@ -55,21 +52,23 @@ def attach(
         in the namespace (later reads are plain attribute reads).  A name that is neither
         exported nor private falls back to the namespace's own module of that name
         (``dp.mechanisms`` imports ``dpopt.mechanisms``, as a package attribute of a
-        submodule works after an eager import); otherwise AttributeError.  ``__dir__()``
+        submodule works after an eager import); otherwise AttributeError, which names the
+        sub-namespace that has the name (``dp.VertexPolytope``: "it is
+        dpopt.sets.VertexPolytope") or the closest public name.  ``__dir__()``
         lists the public names and the module's dunder attributes (``__version__``), not
         the helpers the module imports for itself (``attach``, ``TYPE_CHECKING``).
     """
     targets = dict(exports)
     own = frozenset(submodules)
-    former = dict(moved or {})
 
     def __getattr__(name: str) -> Any:
-        if name in former:
-            raise AttributeError(f"module {namespace!r} has no attribute {name!r}: it is {former[name]}")
         if name in targets:
             value = getattr(importlib.import_module(targets[name]), name)
         elif name in own or not name.startswith("_"):
-            value = _submodule(namespace, name)
+            try:
+                value = _submodule(namespace, name)
+            except AttributeError as exc:
+                raise AttributeError(f"{exc}{_hint(namespace, name, [*targets, *own], own)}") from None
         else:
             raise AttributeError(f"module {namespace!r} has no attribute {name!r}")
         setattr(sys.modules[namespace], name, value)
@@ -91,3 +90,12 @@ def _submodule(namespace: str, name: str) -> Any:
         if exc.name != fullname:  # the module exists but one of its own imports is missing
             raise
         raise AttributeError(f"module {namespace!r} has no attribute {name!r}") from None
+
+
+def _hint(namespace: str, name: str, public: Iterable[str], submodules: Iterable[str]) -> str:
+    """Where a missing name is: a sub-namespace that exports it, else the closest public name."""
+    for sub in sorted(submodules):
+        if name in getattr(importlib.import_module(f"{namespace}.{sub}"), "__all__", ()):
+            return f": it is {namespace}.{sub}.{name}"
+    close = difflib.get_close_matches(name, list(public), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -120,9 +120,6 @@ def loss_phi(loss: L.Loss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp
     raise _unregistered(loss, "loss", "loss_phi")
 
 
-_phi = loss_phi  # the former private name
-
-
 @loss_phi.register
 def _(loss: L.SquaredLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.Expression:
     return cp.sum_squares(cp.multiply(np.sqrt(c), z - y))

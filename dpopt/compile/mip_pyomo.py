@@ -311,10 +311,6 @@ class PyomoProgram:
             raise ModelError("the model holds no solution")
         return np.rint(np.asarray(vals, dtype=np.float64)).astype(np.int64)
 
-    def extract_w(self) -> np.ndarray:
-        """The solution w = τk loaded into the model (k rounded to integers)."""
-        return self.problem.domain.step * self.extract_k().astype(np.float64)
-
     def exact_loss(self, k: np.ndarray) -> float:
         """The loss at w = τk with exact integer margins (the MIP's own semantics)."""
         k = np.asarray(k, dtype=np.int64)

@@ -93,7 +93,7 @@ from dpopt.mechanisms.base import (
     SolverNeed,
     check_noise_law,
 )
-from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments, renamed_setting
+from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
 from dpopt.modeling.losses import LogisticLoss, Loss, SquaredLoss
@@ -368,7 +368,6 @@ class DualFrankWolfe(Mechanism):
     steps : int, optional
         T (default: ``⌈(C ε_sel / (Δ log|S|))^{2/3}⌉`` clamped to [1, 500] with
         the curvature ``C = diam₂(K)²/Λ``, the FW/noise trade-off of Thm. 4).
-        ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"gumbel", "laplace"}
         The exponential mechanism, sampled exactly (needed for block decompositions), or
         report-noisy-min with exact discrete Laplace noise (enumerated lists only).
@@ -386,8 +385,6 @@ class DualFrankWolfe(Mechanism):
         Law of the recovery noise.
     ledger : Ledger, optional
         Charged once per run with (ε, δ).
-    iterations : int, optional
-        Deprecated alias of ``steps``.
 
     Notes
     -----
@@ -408,16 +405,14 @@ class DualFrankWolfe(Mechanism):
         "inner_tolerance": [Interval(Real, 0, 1, closed="neither")],
         "max_vertices": [Interval(Integral, 1, None, closed="left")],
         "noise": [NOISE_LAWS],
-        "iterations": STEPS,
     }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, steps: int | None = None,
                  selection: str = "gumbel", step: str = "standard", release: str = "primal",
                  recovery_share: float = 0.5, inner_tolerance: float = 1e-9, max_vertices: int = 100_000,
-                 noise: NoiseChoice = "auto", ledger: Ledger | None = None, iterations: int | None = None) -> None:
+                 noise: NoiseChoice = "auto", ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
-        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
         self.noise: NoiseChoice = check_noise_law(noise, self.delta)
         self.steps = None if steps is None else int(steps)
         self.selection, self.step, self.release = selection, step, release

@@ -40,7 +40,7 @@ from dpopt.mechanisms.frank_wolfe import (
     paper_iterations,
     step_size,
 )
-from dpopt.mechanisms.params import Interval, Options, Real, arguments, renamed_setting
+from dpopt.mechanisms.params import Interval, Options, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.problem import Problem
@@ -133,7 +133,7 @@ class GaussianFrankWolfe(Mechanism):
         Target guarantee under replace-one neighbours; δ > 0 is required.
     steps : int, optional
         T, the number of noisy gradients (default: the paper's T of Thm. B.2,
-        with the Gaussian width of C).  ``iterations=`` is its deprecated alias (FutureWarning).
+        with the Gaussian width of C).
     calibration : {"accountant", "paper"}
         σ from a privacy accountant (tight) or the paper's formula (raised to the zCDP σ).
     accountant : {"zcdp", "rdp"}
@@ -144,8 +144,6 @@ class GaussianFrankWolfe(Mechanism):
         μ_t = 2/(t+2) (default) or the paper's constant 1/(T+2).
     ledger : Ledger, optional
         Charged once per run with (ε, δ).
-    iterations : int, optional
-        Deprecated alias of ``steps``.
 
     Notes
     -----
@@ -172,15 +170,13 @@ class GaussianFrankWolfe(Mechanism):
         "calibration": [Options(("accountant", "paper"))],
         "accountant": [Options(("zcdp", "rdp"), why=CONTINUOUS_ONLY)],
         "step": [STEP_RULES],
-        "iterations": STEPS,
     }
 
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
                  calibration: str = "accountant", accountant: str = "zcdp", step: str = "standard",
-                 ledger: Ledger | None = None, iterations: int | None = None) -> None:
+                 ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
-        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
         self.steps = None if steps is None else int(steps)
         self.calibration = calibration
         self.accountant = accountant

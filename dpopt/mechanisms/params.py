@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -55,7 +54,6 @@ __all__ = [
     "arguments",
     "check_param",
     "make_constraint",
-    "renamed_setting",
     "validate_params",
 ]
 
@@ -302,20 +300,6 @@ def validate_params(owner: str, constraints: Mapping[str, list[Any]], values: Ma
         if name not in constraints:
             raise TypeError(f"{owner}: the setting {name!r} has no declared constraints")
         check_param(owner, name, constraints[name], value)
-
-
-def renamed_setting(owner: str, name: str, value: Any, old_name: str, old_value: Any) -> Any:
-    """The value of setting ``name`` given under it or under its deprecated alias ``old_name``.
-
-    Passing the alias emits a :class:`FutureWarning`; passing both is refused (both default to None).
-    """
-    if old_value is None:
-        return value
-    if value is not None:
-        raise InvalidParameterError(f"{owner}: pass {name}= only ({old_name}= is its deprecated alias), not both")
-    warnings.warn(f"{owner}: {old_name}= is deprecated and will be removed; use {name}= (the same T)",
-                  FutureWarning, stacklevel=3)
-    return old_value
 
 
 def arguments(frame_locals: Mapping[str, object]) -> dict[str, object]:

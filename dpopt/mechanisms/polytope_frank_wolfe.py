@@ -32,7 +32,7 @@ from dpopt.mechanisms.frank_wolfe import (
     curvature_bound,
     step_size,
 )
-from dpopt.mechanisms.params import Integral, Interval, Options, arguments, renamed_setting
+from dpopt.mechanisms.params import Integral, Interval, Options, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.losses import SquaredLoss
@@ -93,7 +93,6 @@ class PolytopeFrankWolfe(Mechanism):
         excess score of one selection, see :mod:`dpopt.mechanisms.frank_wolfe`, item 6),
         from declared bounds only.  The paper's T of Thm. 5.5 omits the noise's constants
         and asks for many times more steps (at large ε each selection is then noise).
-        ``iterations=`` is its deprecated alias (FutureWarning).
     selection : {"auto", "laplace", "gumbel"}
         Report-noisy-min with exact discrete Laplace noise or the exponential mechanism
         sampled exactly (``"gumbel"``), both of scale 2Δ'/ε₀ on the score grid; see
@@ -108,8 +107,6 @@ class PolytopeFrankWolfe(Mechanism):
         Largest vertex list the generic path enumerates.
     ledger : Ledger, optional
         Charged once per run with (ε, δ).
-    iterations : int, optional
-        Deprecated alias of ``steps``.
 
     Notes
     -----
@@ -132,16 +129,13 @@ class PolytopeFrankWolfe(Mechanism):
         "step": [STEP_RULES],
         "fast": [Options(("auto", True, False))],
         "max_vertices": [Interval(Integral, 1, None, closed="left")],
-        "iterations": STEPS,
     }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, steps: int | None = None,
                  selection: str = "auto", step: str = "standard", fast: bool | str = "auto",
-                 max_vertices: int = 100_000, ledger: Ledger | None = None,
-                 iterations: int | None = None) -> None:
+                 max_vertices: int = 100_000, ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
-        steps = renamed_setting(self.name, "steps", steps, "iterations", iterations)
         self.steps = None if steps is None else int(steps)
         self.selection = resolve_selection(selection, self.delta)
         self.step = step
@@ -239,8 +233,9 @@ class PolytopeFrankWolfe(Mechanism):
         The same mechanism as :meth:`run` with ``SquaredLoss`` over ``L1Ball``,
         without building a :class:`~dpopt.modeling.Dataset` (which holds dense
         data only).  Declared bounds: ``‖x_i‖∞ ≤ x_bound`` and ``|y_i| ≤
-        y_bound``; rows outside them are refused.  ℓ1-Lipschitz constant over
-        the ball: ``L₁ = 2(r·x_bound + y_bound)·x_bound``.
+        y_bound``; entries outside them are clipped onto them, never refused
+        (a refusal would reveal the row).  ℓ1-Lipschitz constant over the ball:
+        ``L₁ = 2(r·x_bound + y_bound)·x_bound``.
 
         Parameters
         ----------

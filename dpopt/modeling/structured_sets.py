@@ -586,11 +586,6 @@ class HPolytope(ConstraintSet):
         """The Chebyshev centre (centre of the largest inscribed ball)."""
         return self._center.copy()
 
-    @property
-    def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(low, high)``: the exact coordinate-wise bounds of the polytope."""
-        return self._box[0].copy(), self._box[1].copy()
-
     def _radius(self, norm: Norm) -> float:
         peak = np.maximum(np.abs(self._box[0]), np.abs(self._box[1]))
         if norm == "inf":

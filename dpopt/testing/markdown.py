@@ -47,8 +47,8 @@ def check_shell_line(line: str, repo: Path) -> None:
     """Raise AssertionError unless the shell command ``line`` names things that exist.
 
     ``make T`` needs a target ``T`` of the Makefile; ``dask scheduler|worker`` starts a Dask
-    cluster; ``python -m dpopt.MODULE`` needs the module; otherwise the command is ``dpopt`` (or ``python -m dpopt``) with a known
-    command, a known sub-command where the command has them (``dpopt ledger show``), a known
+    cluster; ``python -m dpopt.MODULE`` needs the module; otherwise the command is ``dpopt``
+    (or ``python -m dpopt``) with a known command, a known sub-command where the command has them (``dpopt ledger show``), a known
     benchmark after ``dpopt bench``, and every ``.py``/``.toml`` argument a file of ``repo``.
     A comment after ``#`` and a blank line are ignored.
     """

@@ -36,6 +36,46 @@ def test_every_python_block_of_a_page_runs_in_order(page: str, tmp_path: Path) -
     assert done.returncode == 0, f"{page}:\n{done.stderr[-3000:]}"
 
 
+#: run after adding-a-mechanism.md's first block: its example mechanism releases on its public grid
+GRID_GUARD = """
+import math
+for seed in range(5):
+    for n in (7, 200):
+        d = dp.Dataset(np.ones((n, 2)) / 2, np.linspace(-1, 1, n), x_bound=1.0, y_bound=1.0)
+        r = LabelMean(0.5, 1e-5, ledger=dp.Ledger()).run(dp.Problem(dp.SquaredLoss(d, dp.Variable(2))), seed=seed)
+        gamma = r.parameters["grid_step"]
+        assert gamma > 0 and math.frexp(gamma)[0] == 0.5, gamma  # a power of two
+        units = r.theta / gamma
+        assert np.array_equal(units, np.rint(units)), (seed, n, r.theta, gamma)  # integer multiples of it
+"""
+
+
+def test_the_example_mechanism_of_the_docs_releases_on_its_grid(tmp_path: Path) -> None:
+    """design.md requires every additive release on a public grid with exact noise; the example a
+    contributor copies must do so too (a float ``mean + σ·Z`` fails here)."""
+    first = code_blocks((DOCS / "adding-a-mechanism.md").read_text(), "python")[0]
+    done = run_python_blocks([first, GRID_GUARD], cwd=REPO, script=tmp_path / "grid.py", timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    mutant = first.replace("plan.noise.release(np.array([y.mean()]), rng)",
+                           "np.array([y.mean()]) + plan.noise.scale * rng.standard_normal(1)")
+    assert mutant != first, "the example no longer releases through plan.noise.release: update this guard"
+    done = run_python_blocks([mutant, GRID_GUARD], cwd=REPO, script=tmp_path / "float.py", timeout=600)
+    assert done.returncode != 0 and "AssertionError" in done.stderr  # float noise is caught
+
+
+def test_the_api_sketch_of_the_design_runs(tmp_path: Path) -> None:
+    """design.md's page is not run as a whole, but its API sketch is, on small data (the whole Adult
+    set would take minutes): a sketch that raises on its own calls misleads every reader."""
+    sketch = code_blocks((DOCS / "design.md").read_text(), "python")[0]
+    assert "dp.datasets.load_adult()" in sketch
+    small = sketch.replace("dp.datasets.load_adult()", "dp.datasets.load_adult(n=30)")
+    prelude = ("import numpy as np\nrng = np.random.default_rng(0)\nX = rng.uniform(-1, 1, (200, 3))\n"
+               "y = np.where(X[:, 0] > 0, 1.0, -1.0)\n")
+    done = run_python_blocks([prelude, small, "assert release.private"], cwd=REPO, script=tmp_path / "sketch.py",
+                             timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 @pytest.mark.parametrize("page", WITH_SHELL)
 def test_every_shell_command_of_a_page_exists(page: str) -> None:
     for block in code_blocks((DOCS / page).read_text(), "sh"):

@@ -11,7 +11,6 @@ import importlib
 import inspect
 import math
 import pkgutil
-import warnings
 from typing import Any
 
 import pytest
@@ -194,21 +193,6 @@ def test_bools_are_not_numbers_and_numbers_are_not_bools():
     assert dp.PolytopeFrankWolfe(1.0, fast=True).fast is True
     with pytest.raises(MechanismError, match="fast"):
         dp.PolytopeFrankWolfe(1.0, fast=1)
-
-
-@pytest.mark.parametrize("cls", [dp.PolytopeFrankWolfe, dp.GaussianFrankWolfe, dp.DualFrankWolfe],
-                         ids=lambda c: c.__name__)
-def test_frank_wolfe_iterations_is_a_deprecated_alias_of_steps(cls):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert cls(1.0, 1e-6, steps=7).steps == 7
-    with pytest.warns(FutureWarning, match="iterations= is deprecated.*steps="):
-        mech = cls(1.0, 1e-6, iterations=7)
-    assert mech.steps == 7
-    with pytest.raises(MechanismError, match="not both"):
-        cls(1.0, 1e-6, steps=7, iterations=7)
-    with pytest.raises(MechanismError, match=r"iterations must be .*T ≤ 0 runs nothing"):
-        cls(1.0, 1e-6, iterations=0)
 
 
 def test_validate_params_rules():

@@ -179,19 +179,22 @@ def test_what_type_checkers_see_is_what_runtime_gives(space: str) -> None:
             assert inspect.ismodule(value) and value.__name__ == target
 
 
-def test_a_name_that_moved_says_where_it_is_now() -> None:
+def test_a_missing_name_says_where_it_is_or_what_was_meant() -> None:
     import dpopt as dp
 
-    for old, new in dp._MOVED.items():
-        assert old not in dp.__all__
-        with pytest.raises(AttributeError, match=f"it is {new}$"):
-            getattr(dp, old)
-        space, _, name = new.rpartition(".")
-        assert getattr(importlib.import_module(space), name) is not None
-    assert dp.sets.VertexPolytope is importlib.import_module("dpopt.modeling.sets").VertexPolytope
-    assert dp.backends.get is importlib.import_module("dpopt.backends.registry").get
+    for space in ("sets", "submodular", "potentials", "losses", "backends"):
+        module = importlib.import_module(f"dpopt.{space}")
+        for name in set(module.__all__) - set(dp.__all__):
+            with pytest.raises(AttributeError, match=f"it is dpopt\\.\\w+\\.{name}$") as info:
+                getattr(dp, name)
+            where = str(info.value).rpartition("it is ")[2].rpartition(".")[0]
+            assert name in importlib.import_module(where).__all__
+    with pytest.raises(AttributeError, match="did you mean 'L2Ball'\\?$"):
+        dp.L2ball  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'$"):
         dp.no_such_name  # noqa: B018
+    assert dp.sets.VertexPolytope is importlib.import_module("dpopt.modeling.sets").VertexPolytope
+    assert dp.backends.get is importlib.import_module("dpopt.backends.registry").get
 
 
 def test_packages_stay_reachable_as_attributes() -> None:
