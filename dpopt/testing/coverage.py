@@ -11,11 +11,14 @@ default run:
 ``"mutation"``
     the same audit catches a deliberately weakened variant of the mechanism.
 
-A test says what it covers with a pytest mark built by :func:`covers` (or, per parameter of
-a parametrized test, with :func:`covering_params`)::
+A test says what it covers with the one pytest mark :func:`covers`, on the test or on one
+parameter of a parametrized test::
 
     @covers(dp.OPDisc, kind="audit")
     def test_opdisc_audit_no_violation(): ...
+
+    @pytest.mark.parametrize("name", [pytest.param("rspm", marks=covers(dp.RSPM, kind="neighbour"))])
+    def test_neighbours(name): ...
 
 :func:`coverage_of` reads those marks statically from imported test modules (module,
 class, function and parameter marks), so a guard test sees every mark even when it runs
@@ -41,9 +44,9 @@ from dpopt.errors import ModelError
 from dpopt.mechanisms.base import Mechanism
 
 if TYPE_CHECKING:
-    from _pytest.mark.structures import MarkDecorator, ParameterSet
+    from _pytest.mark.structures import MarkDecorator
 
-__all__ = ["KINDS", "MARK", "concrete_mechanisms", "coverage_of", "covering_params", "covers",
+__all__ = ["KINDS", "MARK", "concrete_mechanisms", "coverage_of", "covers",
            "describe_gaps", "import_test_modules", "missing_kinds"]
 
 #: the kinds of test every concrete mechanism needs
@@ -53,7 +56,7 @@ MARK = "covers"
 #: marks that keep a test out of the default run (``addopts = -m 'not slow'``) or excuse its failure
 _NOT_DEFAULT = frozenset({"slow", "skip", "xfail"})
 #: what a test file that marks coverage contains (only such files are imported)
-_MARKING = ("covers(", "covering_params(")
+_MARKING = ("covers(",)
 
 Covered = dict[tuple[type, str], list[str]]
 
@@ -95,32 +98,6 @@ def covers(*mechanisms: type[Mechanism], kind: str) -> MarkDecorator:
     import pytest  # a test-time helper: dpopt itself does not depend on pytest
 
     return pytest.mark.covers(*_checked(mechanisms, kind), kind=kind)
-
-
-def covering_params(kind: str, values: Mapping[Any, type[Mechanism] | Sequence[type[Mechanism]]]
-                    ) -> list[ParameterSet]:
-    """Parameters of a parametrized test, each marked with the mechanisms it covers.
-
-    Parameters
-    ----------
-    kind : {"neighbour", "audit", "mutation"}
-        What kind of test it is.
-    values : mapping
-        Parameter value → the mechanism class (or classes) that this parameter runs.
-
-    Returns
-    -------
-    list of pytest.ParameterSet
-        ``pytest.param(value, marks=covers(..., kind=kind))`` per value, in the mapping's
-        order; test ids stay those of the plain values.
-    """
-    import pytest
-
-    out = []
-    for value, mechs in values.items():
-        classes = (mechs,) if isinstance(mechs, type) else tuple(mechs)
-        out.append(pytest.param(value, marks=covers(*classes, kind=kind)))
-    return out
 
 
 # ----------------------------------------------------------------------------- reading marks
@@ -284,7 +261,7 @@ def _import_file(path: Path) -> ModuleType:
 
 def import_test_modules(directory: str | Path, *, exclude: Iterable[str] = ()) -> list[ModuleType]:
     """Import every ``test_*.py`` under ``directory`` (its sub-folders included) that calls
-    ``covers(`` or ``covering_params(``.
+    ``covers(``.
 
     A file that pytest would skip as a whole at import (``pytest.importorskip``) is left
     out: its tests do not run, so they cover nothing.

@@ -24,7 +24,6 @@ from dpopt.testing.coverage import (
     KINDS,
     concrete_mechanisms,
     coverage_of,
-    covering_params,
     covers,
     describe_gaps,
     import_test_modules,
@@ -113,8 +112,9 @@ def test_the_reader_sees_function_parameter_class_and_module_marks() -> None:
     audit_op = covers(dp.OPDisc, kind="audit")
     module = _module(
         test_fn=audit_op(_fn()),
-        test_params=pytest.mark.parametrize("m", covering_params(
-            "neighbour", {"a": dp.RSPM, "b": (dp.OPSamp, dp.OPDisc)}))(_fn()),
+        test_params=pytest.mark.parametrize("m", [
+            pytest.param("a", marks=covers(dp.RSPM, kind="neighbour")),
+            pytest.param("b", marks=covers(dp.OPSamp, dp.OPDisc, kind="neighbour"))])(_fn()),
         test_slow=pytest.mark.slow(covers(dp.RSPM, kind="mutation")(_fn())),
         test_slow_param=pytest.mark.parametrize("m", [
             pytest.param(1, marks=[covers(dp.DPSGD, kind="mutation"), pytest.mark.slow])])(_fn()),

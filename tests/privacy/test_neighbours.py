@@ -26,7 +26,7 @@ import pytest
 
 import dpopt as dp
 from dpopt.backends import registry
-from dpopt.testing.coverage import covering_params, covers
+from dpopt.testing.coverage import covers
 
 Run = Callable[[Any, dp.Ledger], dp.Release]
 
@@ -128,8 +128,9 @@ def test_the_convex_neighbour_tests_cover_every_capable_backend() -> None:
 
 
 @pytest.mark.parametrize("solver", CONVEX_BACKENDS)
-@pytest.mark.parametrize("mechanism", covering_params("neighbour", {"objective": dp.ObjectivePerturbation,
-                                                                   "output": dp.OutputPerturbation}))
+@pytest.mark.parametrize("mechanism", [
+    pytest.param("objective", marks=covers(dp.ObjectivePerturbation, kind="neighbour")),
+    pytest.param("output", marks=covers(dp.OutputPerturbation, kind="neighbour"))])
 @pytest.mark.parametrize("time_limit", [None, 1e-4])
 def test_convex_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset], solver: str,
                                                        mechanism: str, time_limit: float | None) -> None:
@@ -144,10 +145,15 @@ def test_convex_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dat
     assert_same_view(run, *convex_pair)
 
 
-@pytest.mark.parametrize("mechanism", covering_params("neighbour", {
-    "polytope-fw": dp.PolytopeFrankWolfe, "gaussian-fw": dp.GaussianFrankWolfe, "mirror-descent": dp.PrivateMirrorDescent,
-    "mirror-descent-clarabel": dp.PrivateMirrorDescent, "mirror-descent-scs": dp.PrivateMirrorDescent,
-    "dp-gd": dp.DPGradientDescent, "dp-sgd": dp.DPSGD, "selection": dp.PrivateSelection}))
+@pytest.mark.parametrize("mechanism", [
+    pytest.param("polytope-fw", marks=covers(dp.PolytopeFrankWolfe, kind="neighbour")),
+    pytest.param("gaussian-fw", marks=covers(dp.GaussianFrankWolfe, kind="neighbour")),
+    pytest.param("mirror-descent", marks=covers(dp.PrivateMirrorDescent, kind="neighbour")),
+    pytest.param("mirror-descent-clarabel", marks=covers(dp.PrivateMirrorDescent, kind="neighbour")),
+    pytest.param("mirror-descent-scs", marks=covers(dp.PrivateMirrorDescent, kind="neighbour")),
+    pytest.param("dp-gd", marks=covers(dp.DPGradientDescent, kind="neighbour")),
+    pytest.param("dp-sgd", marks=covers(dp.DPSGD, kind="neighbour")),
+    pytest.param("selection", marks=covers(dp.PrivateSelection, kind="neighbour"))])
 def test_iterative_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
                                                           mechanism: str) -> None:
     def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
@@ -305,8 +311,10 @@ def _discrete_problem(data: dp.Dataset) -> dp.DiscreteProblem:
 
 
 @pytest.mark.parametrize("solver", DISCRETE_BACKENDS)
-@pytest.mark.parametrize("mechanism", covering_params("neighbour", {"OPDisc": dp.OPDisc, "RSPM": dp.RSPM,
-                                                                   "OPSamp": dp.OPSamp}))
+@pytest.mark.parametrize("mechanism", [
+    pytest.param("OPDisc", marks=covers(dp.OPDisc, kind="neighbour")),
+    pytest.param("RSPM", marks=covers(dp.RSPM, kind="neighbour")),
+    pytest.param("OPSamp", marks=covers(dp.OPSamp, kind="neighbour"))])
 def test_discrete_mechanisms_look_the_same_on_neighbours(discrete_pair: tuple[dp.Dataset, dp.Dataset],
                                                          solver: str, mechanism: str) -> None:
     def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
