@@ -1,43 +1,24 @@
 """Private mechanisms: each returns a :class:`~dpopt.mechanisms.release.Release`.
 
-Importing this package imports every mechanism module (discovery by ``__subclasses__()``,
-:func:`dpopt.testing.coverage.concrete_mechanisms`, relies on it); no mechanism module
-imports a solver package at import time: each backend loads its own when first used.
+Importing this package imports every module of it (:func:`dpopt.discovery.import_package`), so
+every mechanism class is loaded and found by :func:`dpopt.discovery.subclasses` (the refusals
+that name alternatives and the guard tests rely on it); each concrete mechanism is an
+attribute of the package under its class name, with no list to keep here.  A mechanism's one
+registration is its line in ``dpopt/__init__.py``'s ``_EXPORTS`` (``dp.ObjectivePerturbation``).
+No mechanism module imports a solver package at import time: each backend loads its own when
+first used.
 """
 
-from dpopt.mechanisms.adassp import AdaSSP
-from dpopt.mechanisms.base import ConvexMechanism, Mechanism, default_ledger
-from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe
-from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe
-from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
-from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
-from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
-from dpopt.mechanisms.opdisc import OPDisc
-from dpopt.mechanisms.opsamp import OPSamp
-from dpopt.mechanisms.output_perturbation import OutputPerturbation
-from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
-from dpopt.mechanisms.release import Release
-from dpopt.mechanisms.rspm import RSPM
-from dpopt.mechanisms.selection import PrivateSelection
-from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation
+from dpopt.discovery import import_package, subclasses
+from dpopt.mechanisms.base import ConvexMechanism as ConvexMechanism
+from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.base import default_ledger as default_ledger
+from dpopt.mechanisms.release import Release as Release
 
-__all__ = [
-    "AdaSSP",
-    "ConvexMechanism",
-    "DPGradientDescent",
-    "DPSGD",
-    "DualFrankWolfe",
-    "GaussianFrankWolfe",
-    "Mechanism",
-    "OPDisc",
-    "OPSamp",
-    "ObjectivePerturbation",
-    "OutputPerturbation",
-    "PolytopeFrankWolfe",
-    "PrivateMirrorDescent",
-    "PrivateSelection",
-    "RSPM",
-    "Release",
-    "SubmodularOutputPerturbation",
-    "default_ledger",
-]
+import_package(__name__)
+
+#: every concrete mechanism class of the package, by name (``dpopt.mechanisms.OPDisc``)
+_MECHANISMS = {cls.__name__: cls for cls in subclasses(Mechanism, within=__name__, public=True)}
+globals().update(_MECHANISMS)
+
+__all__ = sorted(["ConvexMechanism", "Mechanism", "Release", "default_ledger", *_MECHANISMS])
