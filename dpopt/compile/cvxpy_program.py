@@ -43,6 +43,7 @@ from dpopt.errors import ModelError
 from dpopt.modeling import losses as L
 from dpopt.modeling import sets as S
 from dpopt.modeling import structured_sets as T
+from dpopt.modeling.intersection import Intersection
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
@@ -223,6 +224,30 @@ def _(constraint: T.NuclearNormBall, theta: cp.Variable) -> list[cp.Constraint]:
 @set_constraints.register
 def _(constraint: T.HPolytope, theta: cp.Variable) -> list[cp.Constraint]:
     return [constraint.A @ theta <= constraint.b]
+
+
+@set_constraints.register
+def _(constraint: Intersection, theta: cp.Variable) -> list[cp.Constraint]:
+    low, high = constraint.low, constraint.high
+    fixed = low == high
+    out: list[cp.Constraint] = []
+    if np.any(fixed):  # an equality, not two inequalities (interior-point solvers need an interior)
+        out.append(theta[np.flatnonzero(fixed)] == low[fixed])
+    for bound, side in ((low, 1.0), (high, -1.0)):
+        at = np.flatnonzero(np.isfinite(bound) & ~fixed)
+        if at.size:
+            out.append(side * theta[at] >= side * bound[at])
+    if constraint.G.shape[0]:
+        out.append(constraint.G @ theta <= constraint.h)
+    if constraint.E.shape[0]:
+        out.append(constraint.E @ theta == constraint.e)
+    if constraint.l1 is not None:
+        sign = np.where(low >= 0, 1.0, np.where(high <= 0, -1.0, 0.0))
+        signed = bool(np.all((low >= 0) | (high <= 0)))  # ‖θ‖₁ is linear on the bounds: one row
+        out.append(sign @ theta <= constraint.l1 if signed else cp.norm(theta, 1) <= constraint.l1)
+    if constraint.l2 is not None:
+        out.append(cp.norm(theta, 2) <= constraint.l2)
+    return out
 
 
 # ---------------------------------------------------------------------------

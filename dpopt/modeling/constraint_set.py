@@ -201,6 +201,14 @@ class ConstraintSet(ABC):
         finite.  ``False`` for a cone such as :class:`NonNegative`, which has a
         projection but no linear minimization oracle: mechanisms that need one
         (Frank–Wolfe, mirror descent) refuse the set before the charge.
+    ``has_lmo``
+        :meth:`lmo` answers (closed form or a linear program).  ``False`` for an unbounded
+        set and for an intersection whose LMO is neither (an ℓ2 ball with rows):
+        Frank–Wolfe refuses such a set before the charge.
+
+    Two methods serve releases: :meth:`project_to_grid` (the projection of a grid release,
+    kept on the grid where the set allows it) and :meth:`relaxation` (a superset with a
+    closed-form projection, over which objective perturbation may solve before projecting).
 
     A solver encoding lives in :mod:`dpopt.compile`, never here: register the
     cvxpy one with ``@dpopt.compile.cvxpy_program.set_constraints.register``.
@@ -216,6 +224,7 @@ class ConstraintSet(ABC):
     mirror_potential: ClassVar[str] = "euclidean"
     project_solver_points: ClassVar[bool] = True
     bounded: ClassVar[bool] = True
+    has_lmo: ClassVar[bool] = True
 
     # -- linear optimisation -------------------------------------------------
 
@@ -266,6 +275,27 @@ class ConstraintSet(ABC):
         certificates then refuse to certify).
         """
         return self.project(v), 0.0
+
+    def project_to_grid(self, v: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
+        """``(x, on_grid)``: the projection of a release ``v`` on the grid γℤ^p (γ = ``step``).
+
+        ``v`` itself when it is already in C (so a grid release stays on its grid); otherwise
+        :meth:`project`, off the grid (``on_grid`` False).  Sets whose projection is a
+        coordinate-wise clip (boxes, the orthant, bounds) override this to clip to the grid
+        points inside their bounds.  A function of the released ``v`` only: post-processing.
+        """
+        arr = check_vector(v, self.dim, "v")
+        if self.contains(arr, tol=0.0):
+            return arr.copy(), True
+        return self.project(arr), False
+
+    def relaxation(self) -> ConstraintSet | None:
+        """A superset of C with a closed-form projection (``exact_projection``), or None.
+
+        C itself when it has one; polytopes return their bounding box; None otherwise.
+        Objective perturbation solves over it and projects its release onto C.
+        """
+        return self if self.exact_projection else None
 
     def contains(self, v: np.ndarray, tol: float = 1e-9) -> bool:
         """Whether ``v`` lies in ``C`` up to a tolerance.
@@ -409,6 +439,20 @@ class ConstraintSet(ABC):
     def _support_cost(self) -> int:
         """Floats materialised per sample by :meth:`_support_many` (for batching)."""
         return self.dim
+
+
+def clip_to_grid(v: np.ndarray, low: np.ndarray, high: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
+    """``(x, on_grid)``: ``v`` clipped to the multiples of ``step`` inside ``[low, high]``.
+
+    A grid point ``v`` stays a grid point: each bound is rounded inward onto the grid.  Where an
+    interval holds no grid point the plain clip is used and ``on_grid`` is False.
+    """
+    with np.errstate(invalid="ignore"):
+        lo = np.ceil(low / step) * step
+        hi = np.floor(high / step) * step
+    fits = lo <= hi
+    out = np.clip(v, np.where(fits, lo, low), np.where(fits, hi, high))
+    return out, bool(np.all(fits))
 
 
 def closed_form(value: float) -> GaussianWidth:

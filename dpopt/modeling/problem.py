@@ -25,8 +25,12 @@ class Problem:
     ----------
     loss : Loss
         The average per-example loss.
-    constraint : ConstraintSet, optional
-        The set C (``None``: θ ranges over ℝ^d).
+    constraint : ConstraintSet, constraint, or a list of them, optional
+        The set C (``None``: θ ranges over ℝ^d).  Constraints written with the variable
+        (``w >= 0``, ``w <= u``, ``w[j] == 0``, ``A @ w <= b``, ``dp.norm1(w) <= r``) and lists
+        mixing them with sets mean their intersection; the problem keeps the one set they
+        equal (:func:`dpopt.modeling.constraints.constraint_set`), so ``problem.constraint`` is
+        always a ConstraintSet or None.
     regularizer : Regularizer or a tuple of them, optional
         Data-independent terms (any :class:`~dpopt.modeling.regularizers.Regularizer`,
         e.g. L2Squared, L1Norm, SubmodularNorm); at most one of each kind.
@@ -69,6 +73,11 @@ class Problem:
             raise ModelError("give each kind of regularizer at most once (add the weights instead)")
         object.__setattr__(self, "regularizer", items)
         c = self.constraint
+        if c is not None and not isinstance(c, ConstraintSet):
+            from dpopt.modeling.constraints import constraint_set
+
+            c = constraint_set(c, self.loss.variable)
+            object.__setattr__(self, "constraint", c)
         if c is not None:
             if not isinstance(c, ConstraintSet):
                 raise ModelError(f"constraint must be a dpopt ConstraintSet, got {type(c).__name__}")

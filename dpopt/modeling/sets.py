@@ -41,6 +41,7 @@ from dpopt.modeling.constraint_set import (
     GaussianWidth,
     Norm,
     check_vector,
+    clip_to_grid,
     closed_form,
     init_set,
     positive_finite,
@@ -529,6 +530,10 @@ class Box(ConstraintSet):
     def _distance(self, v: np.ndarray) -> float:
         return float(np.linalg.norm(v - np.clip(v, self.low, self.high)))
 
+    def project_to_grid(self, v: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
+        """Clip to the grid points inside the box, so a grid release stays on γℤ^p."""
+        return clip_to_grid(check_vector(v, self.dim, "v"), self.low, self.high, step)
+
     def center(self) -> np.ndarray:
         """The midpoint ``(low + high)/2``."""
         return 0.5 * (self.low + self.high)
@@ -609,6 +614,10 @@ class NonNegative(ConstraintSet):
 
     def _distance(self, v: np.ndarray) -> float:
         return float(np.linalg.norm(np.minimum(v, 0.0)))
+
+    def project_to_grid(self, v: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
+        """``max(v, 0)``: 0 is a grid point, so a grid release stays on γℤ^p."""
+        return np.maximum(check_vector(v, self.dim, "v"), 0.0), True
 
     def contains(self, v: np.ndarray, tol: float = 1e-9) -> bool:
         """Whether ``dist(v, C) ≤ tol·max(1, ‖v‖₂)`` (the set has no finite radius to scale by)."""
@@ -749,6 +758,11 @@ class VertexPolytope(ConstraintSet):
     def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
         """The projection and its certified error (:meth:`project_with_bound`)."""
         return self.project_with_bound(v)
+
+    def relaxation(self) -> ConstraintSet:
+        """The bounding box of the vertices (a superset with a closed-form projection)."""
+        return Box(self.variable if self.variable is not None else self.dim, self._V.min(axis=0),
+                   self._V.max(axis=0))
 
     def project_with_bound(
         self, v: np.ndarray, *, tol: float | None = None, max_iter: int = 20_000

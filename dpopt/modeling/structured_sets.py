@@ -38,6 +38,7 @@ from dpopt import plugins
 from dpopt.errors import ModelError
 from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth, Norm
 from dpopt.modeling.sets import (
+    Box,
     NormBall,
     VertexPolytope,
     check_vector,
@@ -644,6 +645,10 @@ class HPolytope(ConstraintSet):
         if V.shape[0] > max_count:
             raise ModelError(f"HPolytope has {V.shape[0]} vertices, more than max_count={max_count}")
         return V
+
+    def relaxation(self) -> ConstraintSet:
+        """The exact bounding box (a superset with a closed-form projection)."""
+        return Box(self.variable if self.variable is not None else self.dim, self._box[0], self._box[1])
 
     def to_vertex_polytope(self) -> VertexPolytope:
         """The same polytope as a :class:`VertexPolytope` (small dimensions only)."""

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from dpopt.errors import ModelError
+from dpopt.modeling.expressions import AffineExpression, Operators
 
 _counter = itertools.count()
 
 
 @dataclass(frozen=True, eq=False)
-class Variable:
+class Variable(Operators):
     """The parameter vector θ ∈ ℝ^size of a problem.
+
+    Constraints are written with it as in cvxpy (:mod:`dpopt.modeling.expressions`):
+    ``w >= 0``, ``w <= u``, ``w[j] == 0``, ``A @ w <= b``, ``dp.norm1(w) <= r``.
 
     Parameters
     ----------
@@ -33,6 +40,22 @@ class Variable:
 
     def __repr__(self) -> str:
         return f"Variable({self.size}, name={self.name!r})"
+
+    def _affine(self) -> AffineExpression:
+        return AffineExpression(self, np.eye(self.size), np.zeros(self.size))
+
+    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+        """``w == c`` is a constraint (as in cvxpy); two variables compare by identity."""
+        if isinstance(other, Variable):
+            return self is other
+        return Operators.__eq__(self, other)
+
+    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+        if isinstance(other, Variable):
+            return self is not other
+        return Operators.__ne__(self, other)
+
+    __hash__ = object.__hash__
 
 
 def dimension_of(obj: object) -> int:
