@@ -668,7 +668,12 @@ class ConvexMechanism(Mechanism):
             raise MechanismError(f"run() needs a dpopt Problem, got {type(problem).__name__}")
         if problem.perturbation is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
-        plan = self.calibrate(problem)
+        solve_on, relaxed = relaxed_problem(problem)
+        plan = self.calibrate(solve_on)
+        if relaxed:  # solved over a superset with a closed-form projection, released onto the set
+            plan = replace(plan, project_output=True, parameters=dict(
+                plan.parameters, solved_over=f"{type(solve_on.constraint).__name__} (a superset of "
+                f"{type(problem.constraint).__name__} with a closed-form projection)"))
         if not plan.output_noise.releasable:
             raise MechanismError(f"{self.name}: the output noise must be an exact law on a grid")
         has_fallback = self._check_guarantee(plan, problem)  # from the problem's structure only
@@ -679,7 +684,8 @@ class ConvexMechanism(Mechanism):
                                       distance_tolerance=plan.tolerance)
         call = OracleCall(backend.name, version, "accelerator" if has_fallback else "oracle",
                           _acceptance(plan.tolerance, has_fallback))
-        parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance,
+        projection = release_projection(problem.constraint) if plan.project_output else None
+        parameters = dict(plan.parameters, backend=backend.name, tolerance=plan.tolerance, projection=projection,
                           fallback="accelerated proximal gradient (a-priori bound)" if has_fallback
                           else "none (release-unsafe experiment: no privacy guarantee)")
         return replace(plan, problem=problem, parameters=parameters, profile=profile, has_fallback=has_fallback,
@@ -732,9 +738,13 @@ class ConvexMechanism(Mechanism):
 
     @staticmethod
     def _finish(plan: ConvexPlan, problem: Problem, theta: np.ndarray) -> np.ndarray:
-        """Post-processing of the grid release: the optional projection onto the set (else the grid values)."""
+        """Post-processing of the grid release: the projection onto the declared set, kept on the
+        grid where the set allows it (:meth:`ConstraintSet.project_to_grid`), else the grid values."""
         if plan.project_output and problem.constraint is not None:
-            return np.asarray(problem.constraint.project(theta), dtype=np.float64)
+            step = plan.output_noise.grid_step
+            c = problem.constraint
+            point = c.project(theta) if step is None else c.project_to_grid(theta, step)[0]
+            return np.asarray(point, dtype=np.float64)
         return np.asarray(theta, dtype=np.float64)
 
     def _recheck(self, plan: ConvexPlan, b: np.ndarray, result: OracleResult) -> tuple[OracleResult, np.ndarray]:
@@ -747,6 +757,43 @@ class ConvexMechanism(Mechanism):
         cert = certify(perturbed, result.solution)
         check = ConvexCheck.from_certificate(cert, plan.tolerance)
         return result.with_recheck(check, check.within_tolerance), cert.point
+
+
+def relaxed_problem(problem: Problem) -> tuple[Problem, bool]:
+    """``(problem to solve, relaxed)``: the problem over its set's :meth:`~ConstraintSet.relaxation`
+    when the set has no closed-form projection but a superset with one (public: the set's
+    declarations only).  Solving over a superset and projecting the release onto the set is
+    post-processing, so the guarantee of the relaxed run holds for the projected release."""
+    c = problem.constraint
+    if c is None or c.exact_projection:
+        return problem, False
+    relaxed = c.relaxation()
+    if relaxed is None or relaxed is c or not relaxed.exact_projection:
+        return problem, False
+    return replace(problem, constraint=relaxed), True
+
+
+def release_projection(c: Any) -> str | None:
+    """The public sentence a release carries about its projection onto the declared set."""
+    if c is None:
+        return None
+    where = ("clipped to the grid points inside its bounds" if c.grid_projection
+             else "Euclidean projection of the grid values")
+    return f"onto the declared {type(c).__name__} after the noise ({where}; post-processing)"
+
+
+def unbounded_lipschitz(problem: Problem, name: str) -> MechanismError:
+    """The refusal of a loss without a Lipschitz constant on the problem's domain, keeping the
+    constraints the user declared and naming the missing upper bound."""
+    c = problem.constraint
+    if c is None:
+        return MechanismError(
+            f"the {problem.loss.name} loss is not Lipschitz on an unbounded domain, so {name} has no finite "
+            "sensitivity; add an upper bound: constraint=dp.norm2(w) <= R (or dp.L2Ball(w, R))")
+    return MechanismError(
+        f"the {problem.loss.name} loss is not Lipschitz on {type(c).__name__}, which is unbounded, so {name} has no "
+        "finite sensitivity; keep it and add the missing upper bound: constraint=[..., dp.norm2(w) <= R] or "
+        "[..., w <= u] (estimators: bounds=(0, u) or radius=R)")
 
 
 #: the note of a ``release-unsafe`` run of a problem without the a-priori fallback

@@ -156,6 +156,11 @@ def check_fw_problem(problem: object, name: str) -> Problem:
             f"{type(problem.constraint).__name__} is unbounded: use a Box, or DPGradientDescent or "
             "ObjectivePerturbation over it"
         )
+    if not problem.constraint.has_lmo:  # declared: e.g. an ℓ2 ball intersected with rows
+        raise MechanismError(
+            f"{name} needs a linear minimization oracle over C, and {problem.constraint!r} has none (an ℓ2 ball "
+            "with other constraints is not a linear program): use DPGradientDescent or ObjectivePerturbation over it"
+        )
     if problem.l1_weight > 0:  # an L1Norm (or another term declaring an ℓ1 part)
         raise MechanismError(
             f"{name} needs a smooth objective: replace the L1Norm regularizer by an L1Ball constraint"

@@ -104,6 +104,7 @@ from dpopt.mechanisms.base import (
     OnUncertified,
     choose,
     template_problem,
+    unbounded_lipschitz,
 )
 from dpopt.mechanisms.params import Interval, Options, Real, Vector, arguments
 from dpopt.modeling.problem import Problem
@@ -250,10 +251,7 @@ class ObjectivePerturbation(ConvexMechanism):
             )
         L = const.lipschitz_l2
         if not math.isfinite(L):
-            raise MechanismError(
-                f"the {problem.loss.name} loss is not Lipschitz on an unbounded domain; "
-                "add a bounded constraint set (e.g. L2Ball) so its constant is finite"
-            )
+            raise unbounded_lipschitz(problem, self.name)
         n, eps, delta = problem.n, self.epsilon, self.delta
         eps_a, delta_a = self.approx_share * eps, self.approx_share * delta
         mu0 = problem.strong_convexity
@@ -276,7 +274,7 @@ class ObjectivePerturbation(ConvexMechanism):
             "output_noise": output.kind, "output_noise_scale": output.scale, "grid_step": output.grid_step,
         }
         return ConvexPlan(template=template_problem(problem, zeta, theta0), linear_noise=linear, output_noise=output,
-                          tolerance=self.tolerance, parameters=params)
+                          tolerance=self.tolerance, parameters=params, project_output=problem.constraint is not None)
 
     def _share(self, problem: Problem, hessian_bound: float, lipschitz: float, epsilon: float,
                delta: float) -> float:

@@ -39,6 +39,7 @@ from dpopt.mechanisms.base import (
     NoiseSpec,
     OnUncertified,
     template_problem,
+    unbounded_lipschitz,
 )
 from dpopt.mechanisms.params import Options, arguments
 from dpopt.modeling.problem import Problem
@@ -101,10 +102,7 @@ class OutputPerturbation(ConvexMechanism):
             )
         L = problem.loss_constants().lipschitz_l2
         if not math.isfinite(L):
-            raise MechanismError(
-                f"the {problem.loss.name} loss is not Lipschitz on an unbounded domain; "
-                "add a bounded constraint set (e.g. L2Ball)"
-            )
+            raise unbounded_lipschitz(problem, self.name)
         sensitivity = 2.0 * L / (problem.n * lam) + 2.0 * self.tolerance
         output = NoiseSpec.for_sensitivity(sensitivity, self.epsilon, self.delta, problem.dim, self.noise)
         project = self.projects(problem)

@@ -206,6 +206,10 @@ class ConstraintSet(ABC):
         set and for an intersection whose LMO is neither (an ℓ2 ball with rows):
         Frank–Wolfe refuses such a set before the charge.
 
+    ``grid_projection``
+        :meth:`project_to_grid` keeps a grid point on the grid (a coordinate-wise clip to
+        the grid points inside the bounds: boxes, the orthant, bounds alone).
+
     Two methods serve releases: :meth:`project_to_grid` (the projection of a grid release,
     kept on the grid where the set allows it) and :meth:`relaxation` (a superset with a
     closed-form projection, over which objective perturbation may solve before projecting).
@@ -225,6 +229,7 @@ class ConstraintSet(ABC):
     project_solver_points: ClassVar[bool] = True
     bounded: ClassVar[bool] = True
     has_lmo: ClassVar[bool] = True
+    grid_projection: ClassVar[bool] = False
 
     # -- linear optimisation -------------------------------------------------
 

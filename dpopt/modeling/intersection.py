@@ -144,6 +144,7 @@ class Intersection(ConstraintSet):
         closed = not rows and (n_balls == 0 or (n_balls == 1 and zero_inside))
         signs = bool(np.all((self.low >= 0) | (self.high <= 0)))  # ‖w‖₁ is linear on the set
         put(self, "exact_projection", closed)
+        put(self, "grid_projection", not rows and n_balls == 0)
         put(self, "project_solver_points", closed)
         put(self, "l1_prox", "threshold-then-project" if closed else None)
         put(self, "polyhedral", self.l2 is None)
@@ -330,7 +331,7 @@ class Intersection(ConstraintSet):
 
     def project_to_grid(self, v: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
         """Bounds alone: clip to the grid points inside the bounds, so the answer stays on γℤ^p."""
-        if self.exact_projection and self.l1 is None and self.l2 is None:
+        if self.grid_projection:
             return clip_to_grid(check_vector(v, self.dim, "v"), self.low, self.high, step)
         return super().project_to_grid(v, step)
 

@@ -489,6 +489,7 @@ class Box(ConstraintSet):
     exact_projection = True
     l1_prox = "threshold-then-project"
     closed_form_lmo = True
+    grid_projection = True
     dim: int
     low: np.ndarray
     high: np.ndarray
@@ -591,6 +592,8 @@ class NonNegative(ConstraintSet):
     exact_projection = True
     l1_prox = "threshold-then-project"
     bounded = False
+    has_lmo = False
+    grid_projection = True
     dim: int
     variable: Variable | None = field(default=None, compare=False)
 
