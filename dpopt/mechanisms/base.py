@@ -670,7 +670,8 @@ class ConvexMechanism(Mechanism):
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
         solve_on, relaxed = relaxed_problem(problem)
         plan = self.calibrate(solve_on)
-        if relaxed:  # solved over a superset with a closed-form projection, released onto the set
+        if relaxed and getattr(self, "project", True) is not False:  # solved over a closed-form superset,
+            # released onto the set (OutputPerturbation(project=False) keeps the grid values)
             plan = replace(plan, project_output=True, parameters=dict(
                 plan.parameters, solved_over=f"{type(solve_on.constraint).__name__} (a superset of "
                 f"{type(problem.constraint).__name__} with a closed-form projection)"))

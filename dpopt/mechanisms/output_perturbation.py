@@ -19,11 +19,13 @@ one dimension, its zCDP ρ = Δ'²/(2σ²) with the [CKS20] conversion in d), wh
 norm is smaller (:meth:`~dpopt.mechanisms.base.NoiseSpec.for_sensitivity`).  Every released
 coordinate is an integer multiple of γ, and which multiples are reachable does not depend
 on the data.  Everything after the discrete noisy value is post-processing, including the
-projection back onto C: by default (``project="auto"``) the grid values are projected onto C
-whenever C declares a closed-form projection (``exact_projection``: the balls, boxes, the
-simplex, the orthant, ...), so the released θ lies in the user's own set (it is then that
-projection, no longer on the grid where the projection moved it).  ``project=False`` releases
-the grid values as they are; ``project=True`` projects onto any set.
+projection back onto C: by default (``project="auto"``, the same as ``True``) the grid values
+are projected onto C (:meth:`~dpopt.modeling.constraint_set.ConstraintSet.project_to_grid`:
+clipped to the grid points inside a box, the orthant or bounds; a Euclidean projection, off
+the grid where it moves them, onto the others), so the released θ lies in the user's own set.
+A set without a closed-form projection is solved over its closed-form superset
+(:meth:`~dpopt.modeling.constraint_set.ConstraintSet.relaxation`), whose constants the
+sensitivity then uses.  ``project=False`` releases the grid values as they are.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from dpopt.mechanisms.params import Options, arguments
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger
 
-#: the ``project`` setting: "auto" projects onto a set with a closed-form projection
+#: the ``project`` setting: "auto" (= True) projects onto the set, False never
 Project = bool | Literal["auto"]
 
 
@@ -58,8 +60,8 @@ class OutputPerturbation(ConvexMechanism):
         Target guarantee (δ = 0: discrete Laplace noise, pure ε-DP).
     project : {"auto", True, False}
         Project the noisy parameters onto the constraint set (post-processing of the grid
-        values): ``"auto"`` (default) when the set declares a closed-form projection
-        (``exact_projection``), ``True`` onto any set, ``False`` never (the grid values as they are).
+        values): ``"auto"`` (default) and ``True`` onto any set, ``False`` never (the grid values as
+        they are, which may lie outside the set).
     ledger, tolerance, on_uncertified, noise :
         As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
 
@@ -86,12 +88,9 @@ class OutputPerturbation(ConvexMechanism):
         self.project: Project = project
 
     def projects(self, problem: Problem) -> bool:
-        """Whether the release is projected onto ``problem``'s set (the ``project`` setting and the
-        set's declared ``exact_projection``; public: no data is read)."""
-        c = problem.constraint
-        if c is None or self.project is False:
-            return False
-        return self.project is True or bool(c.exact_projection)
+        """Whether the release is projected onto ``problem``'s set: always when there is one, unless
+        ``project=False`` (public: no data is read)."""
+        return problem.constraint is not None and self.project is not False
 
     def calibrate(self, problem: Problem) -> ConvexPlan:
         lam = problem.strong_convexity

@@ -212,7 +212,7 @@ class Operators:
     __radd__ = __add__
 
     def __sub__(self, other: object) -> AffineExpression:
-        return self + (-other if isinstance(other, Operators) else -np.asarray(  # type: ignore[operator]
+        return self + (-other if isinstance(other, Operators) else -np.asarray(
             public_constant(other, self._affine().A.shape[0], "a constant")))
 
     def __rsub__(self, other: object) -> AffineExpression:
@@ -247,10 +247,10 @@ class Operators:
     def __gt__(self, other: object) -> Constraint:
         raise ModelError("strict inequalities are not closed sets: use >= (as in cvxpy)")
 
-    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+    def __eq__(self, other: object) -> Any:
         return self._compare(other, "==")
 
-    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+    def __ne__(self, other: object) -> Any:
         raise ModelError("!= is not a convex constraint; use <=, >= or ==")
 
     __hash__ = object.__hash__
@@ -304,7 +304,7 @@ class NormExpression:
 
     __gt__ = __ge__
 
-    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+    def __eq__(self, other: object) -> Any:
         raise ModelError("norm(w) == r is not a convex constraint; use norm(w) <= r")
 
     __hash__ = object.__hash__

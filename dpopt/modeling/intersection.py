@@ -103,6 +103,8 @@ class Intersection(ConstraintSet):
     e: np.ndarray = field(repr=False)
     l1: float | None = None
     l2: float | None = None
+    _box: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((2, 0)))
+    _center: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
 
     def __init__(self, var: Variable | int, low: object, high: object, *, G: object = None, h: object = None,
                  E: object = None, e: object = None, l1: float | None = None, l2: float | None = None) -> None:
@@ -218,7 +220,7 @@ class Intersection(ConstraintSet):
         if self._violation(zero) <= 0.0:
             return zero
         mid = np.where(np.isfinite(self._box).all(axis=0), 0.5 * (self._box[0] + self._box[1]),
-                       np.clip(0.0, self._box[0], self._box[1]))
+                       np.clip(np.zeros(self.dim), self._box[0], self._box[1]))
         x = self._dykstra(mid)
         if self._violation(x) > 1e-9 * max(1.0, float(np.max(np.abs(x)))):
             raise ModelError("the constraints are infeasible or nearly so (no common point was found)")

@@ -318,6 +318,7 @@ class LinfBall(NormBall):
 
     closed_form_lmo = True
     norm_ball = "inf"
+    grid_projection = True
     dim: int
     r: float
     variable: Variable | None = field(default=None, compare=False)
@@ -337,6 +338,11 @@ class LinfBall(NormBall):
 
     def _project(self, v: np.ndarray) -> np.ndarray:
         return np.clip(v, -self.r, self.r)
+
+    def project_to_grid(self, v: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
+        """Clip to the grid points inside ``[−r, r]``, so a grid release stays on γℤ^p."""
+        r = np.full(self.dim, self.r)
+        return clip_to_grid(check_vector(v, self.dim, "v"), -r, r, step)
 
     def _radius(self, norm: Norm) -> float:
         if norm == 1:

@@ -44,13 +44,13 @@ class Variable(Operators):
     def _affine(self) -> AffineExpression:
         return AffineExpression(self, np.eye(self.size), np.zeros(self.size))
 
-    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+    def __eq__(self, other: object) -> Any:
         """``w == c`` is a constraint (as in cvxpy); two variables compare by identity."""
         if isinstance(other, Variable):
             return self is other
         return Operators.__eq__(self, other)
 
-    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+    def __ne__(self, other: object) -> Any:
         if isinstance(other, Variable):
             return self is not other
         return Operators.__ne__(self, other)

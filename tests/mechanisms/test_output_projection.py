@@ -39,7 +39,11 @@ def test_the_default_release_lies_in_the_set_and_is_the_projection_of_the_grid_v
         raw = dp.OutputPerturbation(1.0, 1e-6, project=False, ledger=dp.Ledger()).run(problem, solver="scipy",
                                                                                       seed=seed)
         assert c.contains(default.theta, tol=1e-12)
-        assert np.array_equal(default.theta, c.project(raw.theta))  # post-processing of the same draw
+        step = raw.parameters["grid_step"]
+        assert np.array_equal(default.theta, c.project_to_grid(raw.theta, step)[0])  # post-processing of the draw
+        if c.grid_projection:  # a clip to the grid points inside the set: still a grid release
+            assert _on_grid(default.theta, step)
+        assert np.linalg.norm(default.theta - c.project(raw.theta)) <= step * np.sqrt(c.dim)
         assert _on_grid(raw.theta, raw.parameters["grid_step"])
         assert default.parameters["projected"] is True and raw.parameters["projected"] is False
         left += not c.contains(raw.theta, tol=1e-12)
@@ -54,14 +58,14 @@ def test_project_true_equals_auto_on_a_set_with_a_closed_form_projection():
 
 
 def test_whether_a_run_projects_is_read_from_declarations():
-    """No set: nothing to project onto; a set without a closed-form projection (a polytope given by
-    vertices) is projected only on request; the decision is in the plan, before the charge."""
+    """No set: nothing to project onto; any set, including one without a closed-form projection (a
+    polytope given by vertices), is projected unless project=False; the decision is in the plan."""
     unconstrained = _logistic(None)
     polytope = _logistic(lambda th: dp.sets.VertexPolytope(np.vstack([np.eye(3), -np.eye(3)])))
     ball = _logistic(lambda th: dp.L2Ball(th, 0.5))
     auto, never, always = (dp.OutputPerturbation(1.0, 1e-6, project=p) for p in ("auto", False, True))
     assert not polytope.constraint.exact_projection and ball.constraint.exact_projection
-    assert [auto.projects(p) for p in (unconstrained, polytope, ball)] == [False, False, True]
+    assert [auto.projects(p) for p in (unconstrained, polytope, ball)] == [False, True, True]
     assert [never.projects(p) for p in (unconstrained, polytope, ball)] == [False, False, False]
     assert [always.projects(p) for p in (unconstrained, polytope, ball)] == [False, True, True]
     assert auto.plan(ball).parameters["projected"] is True
