@@ -61,6 +61,10 @@ _EXPORTS = {
     "Dataset": "dpopt.modeling.dataset",
     "DiscreteProblem": "dpopt.modeling.discrete",
     "IntegerGrid": "dpopt.modeling.domains",
+    "norm": "dpopt.modeling.expressions",
+    "norm1": "dpopt.modeling.expressions",
+    "norm2": "dpopt.modeling.expressions",
+    "norm_inf": "dpopt.modeling.expressions",
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
@@ -127,6 +131,10 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.modeling.dataset import Dataset as Dataset
     from dpopt.modeling.discrete import DiscreteProblem as DiscreteProblem
     from dpopt.modeling.domains import IntegerGrid as IntegerGrid
+    from dpopt.modeling.expressions import norm as norm
+    from dpopt.modeling.expressions import norm1 as norm1
+    from dpopt.modeling.expressions import norm2 as norm2
+    from dpopt.modeling.expressions import norm_inf as norm_inf
     from dpopt.modeling.losses import HingeLoss as HingeLoss
     from dpopt.modeling.losses import HuberLoss as HuberLoss
     from dpopt.modeling.losses import LogisticLoss as LogisticLoss

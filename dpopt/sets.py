@@ -3,7 +3,8 @@
 The common ones (``L1Ball``, ``L2Ball``, ``LinfBall``, ``Box``, ``NonNegative``,
 ``Simplex``) are also at the top level (``dp.L2Ball``); this namespace adds the rarer
 ones — polytopes given by vertices or by inequalities, group-ℓ1 and nuclear-norm balls, the
-unit ball of a submodular norm — and the base class :class:`ConstraintSet` with its
+unit ball of a submodular norm, the :class:`Intersection` a constraint list becomes — and the
+base class :class:`ConstraintSet` with its
 :class:`GaussianWidth` (the width bound each set reports).
 
 >>> import dpopt as dp
@@ -23,6 +24,7 @@ _EXPORTS = {
     "Box": "dpopt.modeling.sets",
     "ConstraintSet": "dpopt.modeling.constraint_set",
     "GaussianWidth": "dpopt.modeling.constraint_set",
+    "Intersection": "dpopt.modeling.intersection",
     "L1Ball": "dpopt.modeling.sets",
     "L2Ball": "dpopt.modeling.sets",
     "LinfBall": "dpopt.modeling.sets",
@@ -41,6 +43,7 @@ __getattr__, __dir__ = attach(__name__, _EXPORTS)
 if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
     from dpopt.modeling.constraint_set import ConstraintSet as ConstraintSet
     from dpopt.modeling.constraint_set import GaussianWidth as GaussianWidth
+    from dpopt.modeling.intersection import Intersection as Intersection
     from dpopt.modeling.sets import Box as Box
     from dpopt.modeling.sets import L1Ball as L1Ball
     from dpopt.modeling.sets import L2Ball as L2Ball
