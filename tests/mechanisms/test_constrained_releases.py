@@ -11,7 +11,6 @@ every set it accepts.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 
 import dpopt as dp
+from dpopt.discovery import import_package, subclasses
 from dpopt.errors import DpoptError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.modeling.constraint_set import ConstraintSet
@@ -82,15 +82,9 @@ CASES = sorted(SET_CASES) + sorted(_lists(dp.Variable(4)))
 
 
 def _concrete_mechanisms() -> set[str]:
-    found, todo = set(), list(Mechanism.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        todo.extend(cls.__subclasses__())
-        takes_problem = cls.problem_type is dp.Problem or (
-            isinstance(cls.problem_type, tuple) and dp.Problem in cls.problem_type)
-        if takes_problem and not inspect.isabstract(cls) and not cls.__name__.startswith("_"):
-            found.add(cls.__name__)
-    return found
+    import_package("dpopt.mechanisms")
+    return {cls.__name__ for cls in subclasses(Mechanism, public=True)
+            if cls.problem_type is dp.Problem or (isinstance(cls.problem_type, tuple) and dp.Problem in cls.problem_type)}
 
 
 def test_every_mechanism_over_a_problem_is_in_the_matrix() -> None:
