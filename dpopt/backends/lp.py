@@ -2,7 +2,7 @@
 
 :class:`ScipyLPBackend` solves the :class:`~dpopt.compile.polytope_program.LinearProgram`
 s dpopt compiles (the linear minimization oracle of an
-:class:`~dpopt.modeling.HPolytope`, ``min ⟨c, s⟩ s.t. A s ≤ b``) and returns an
+:class:`~dpopt.sets.HPolytope`, ``min ⟨c, s⟩ s.t. A s ≤ b``) and returns an
 :class:`~dpopt.backends.result.OracleResult`; ``c`` is the ``b`` of
 :meth:`~dpopt.backends.base.Backend.solve`.  HiGHS ships inside scipy, so the backend
 is always installed.

@@ -6,7 +6,7 @@ they solve small public programs many times, for fresh noisy linear terms:
 * a Bregman (mirror) step without a closed form
   (:class:`~dpopt.compile.bregman_program.BregmanProgram`), a conic program solved by a
   cvxpy-based backend (``clarabel``, ``scs``, ...);
-* an :class:`~dpopt.modeling.HPolytope`'s linear minimization oracle, a linear
+* an :class:`~dpopt.sets.HPolytope`'s linear minimization oracle, a linear
   program solved by ``scipy-lp`` (HiGHS through scipy, :mod:`dpopt.backends.lp`) or
   by a cvxpy-based backend.
 

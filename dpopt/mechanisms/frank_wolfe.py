@@ -36,7 +36,7 @@ declared data bounds, never from the data.
 :class:`GaussianFrankWolfe` — Alg. 5 (``A_Noise-FW(Gen-convex)``, Thm. B.1)
     Any compact convex C with a linear minimization oracle: closed forms for
     ℓ1/ℓ2/ℓ∞ balls, the simplex, vertex polytopes, group-ℓ1 and nuclear-norm
-    balls, and an LP for :class:`~dpopt.modeling.HPolytope` (solved by the backend
+    balls, and an LP for :class:`~dpopt.sets.HPolytope` (solved by the backend
     ``solver=`` names: ``scipy-lp``, HiGHS through scipy, by default).  Step t
     uses ``s_t = LMO(∇L(θ_t) + b_t)``, ``b_t ~ N(0, σ² I)``.  The gradient has
     ℓ2 sensitivity ``Δ = 2L₂/n`` (L₂ the ℓ2-Lipschitz constant), and T noisy

@@ -150,7 +150,7 @@ class GaussianFrankWolfe(Mechanism):
     Gradient sensitivity ``Δ = 2L₂/n`` (2L₂ on the sum, which is what is put on the grid);
     the release reports the mode, σ, the paper's σ, ``grid_step`` and ``zcdp_rho``.  The LMO is closed-form for the norm balls, the simplex, vertex
     polytopes, group-ℓ1 and nuclear-norm balls, and an LP for
-    :class:`~dpopt.modeling.HPolytope`, solved by the backend ``solver=`` names
+    :class:`~dpopt.sets.HPolytope`, solved by the backend ``solver=`` names
     (:func:`dpopt.backends.programs.resolve_lp_backend`; ``"auto"``: ``scipy-lp``); it is
     post-processing of the noisy gradient, so its accuracy does not affect privacy:
     the next gradient is taken with per-example gradients clipped to L₂
@@ -196,7 +196,7 @@ class GaussianFrankWolfe(Mechanism):
         """Validate ``problem``, calibrate σ and, for an LP LMO, prepare its solver (no data values read).
 
         ``options.solver`` (a name, a TOML profile or a Backend) solves an
-        :class:`~dpopt.modeling.HPolytope`'s LMO, an LP (``"auto"``: ``scipy-lp``, HiGHS
+        :class:`~dpopt.sets.HPolytope`'s LMO, an LP (``"auto"``: ``scipy-lp``, HiGHS
         through scipy; ``"highs"`` and ``"scipy"`` mean it too; ``"clarabel"``, ``"scs"``
         also solve it), with ``time_limit`` seconds and ``threads`` per LP.  Every other
         set has a closed-form LMO and calls no solver.
@@ -242,7 +242,7 @@ class GaussianFrankWolfe(Mechanism):
 
     def solver_need(self, problem: Any) -> SolverNeed:
         """Only a set whose LMO is a linear program (``lmo_is_lp``, e.g. an
-        :class:`~dpopt.modeling.HPolytope`) calls an LP solver."""
+        :class:`~dpopt.sets.HPolytope`) calls an LP solver."""
         lp = bool(getattr(getattr(problem, "constraint", None), "lmo_is_lp", False))
         return SolverNeed.STEP if lp else SolverNeed.NONE
 
@@ -271,7 +271,7 @@ def _backend_lmo(polytope: Any, backend: Backend, options: SolveOptions) -> Call
     message holds no number (as the modeling layer's LMO always did), so the run stops
     with the budget spent and nothing released.  Clipping to the box keeps every iterate
     within the box the declared constants were computed on
-    (:meth:`~dpopt.modeling.HPolytope.clip_to_box`).
+    (:meth:`~dpopt.sets.HPolytope.clip_to_box`).
     """
     prepared = programs.prepare_polytope_lmo(backend, polytope)
 

@@ -231,7 +231,7 @@ class PolytopeFrankWolfe(Mechanism):
         """Private LASSO on a dense or scipy-sparse X: ``min (1/n)‖Xθ − y‖² (+ λ/2‖θ‖²)`` over ``‖θ‖₁ ≤ r``.
 
         The same mechanism as :meth:`run` with ``SquaredLoss`` over ``L1Ball``,
-        without building a :class:`~dpopt.modeling.Dataset` (which holds dense
+        without building a :class:`~dpopt.Dataset` (which holds dense
         data only).  Declared bounds: ``‖x_i‖∞ ≤ x_bound`` and ``|y_i| ≤
         y_bound``; entries outside them are clipped onto them, never refused
         (a refusal would reveal the row).  ℓ1-Lipschitz constant over the ball:

@@ -14,7 +14,7 @@ convex** — it is a norm, flat along rays — so without a strongly convex term
 the minimizer can jump between far-apart points of a flat optimal face when
 one row changes, and no finite sensitivity exists (Thm. 1 inherits [11]'s
 ℓ2² assumption without saying so).  The mechanism therefore requires an
-:class:`~dpopt.modeling.L2Squared` term (elastic-net style) and calibrates
+:class:`~dpopt.L2Squared` term (elastic-net style) and calibrates
 to its weight Λ; it refuses problems without one.
 
 On ℝ^p (no constraint set) the minimizer lies in the public ball

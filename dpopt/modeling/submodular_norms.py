@@ -71,7 +71,7 @@ class SubmodularNorm(Regularizer):
     -----
     Ω∞ is a norm but not strongly convex: mechanisms whose privacy rests on
     strong convexity (output perturbation, Thm. 1) need an added
-    :class:`~dpopt.modeling.L2Squared` term.
+    :class:`~dpopt.L2Squared` term.
     """
 
     qp_representable = True  # exact atoms are piecewise linear; the general F is an LP by cuts
@@ -146,7 +146,7 @@ class SubmodularNormBall(NormBall):
     LMO: ``−r · dual_norm_argmax(−g)`` (the best set of the dual norm); support
     ``r·Ω*(g)``.  Projection is exact for the ℓ1 and ℓ∞ cases and otherwise
     fully corrective Frank–Wolfe over LMO vertices with each restricted problem
-    projected by :class:`~dpopt.modeling.VertexPolytope` (certified by the
+    projected by :class:`~dpopt.sets.VertexPolytope` (certified by the
     Frank–Wolfe gap).  Radii: ``‖C‖∞ = r/min_i F({i})``, ``‖C‖₁ = r·Ω*(1)``,
     ``‖C‖₂ = r·max_A √|A|/F(A)`` exactly for cardinality-based F, else the
     upper bound ``√(‖C‖₁‖C‖∞)``.  The vertex list (p ≤ 8) is every signed

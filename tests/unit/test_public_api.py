@@ -138,7 +138,7 @@ def _type_checking_imports(module: ModuleType) -> dict[str, str]:
 def test_the_lazy_namespaces_are_the_expected_ones() -> None:
     """The generator finds every lazy namespace (a namespace it missed would keep a stale block)."""
     assert {"dpopt", "dpopt.backends", "dpopt.losses", "dpopt.potentials", "dpopt.privacy", "dpopt.sets",
-            "dpopt.submodular", "dpopt.modeling"} <= set(LAZY)
+            "dpopt.submodular"} <= set(LAZY)
 
 
 @pytest.mark.parametrize("space", LAZY)
