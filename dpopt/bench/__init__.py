@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, str] = {
     "grid-cost": "dpopt.bench.grid_cost",
     "tables": "dpopt.bench.tables",
     "defaults": "dpopt.bench.defaults",
+    "regression-rule": "dpopt.bench.regression_rule",
 }
 
 

@@ -82,7 +82,11 @@ solve is then a ridge regression on data centred by the noisy means that the rel
 statistics already hold (that column's row of XᵀX^ is the noisy Σx, its entry of Xᵀy^ the noisy
 Σy), so the ridge shrinks the slopes towards 0 and the prediction towards the noisy mean of y —
 not towards 0, the middle of the declared label range, which is where an intercept shrunk with
-the slopes pulled every prediction.  The rule stays conservative: for the centred Gram matrix
+the slopes pulled every prediction.  Each noisy mean is shrunk linearly towards the middle of
+its declared range by w = v/(v + s²), s the public noise of the mean (σ/n of its release) and v
+the variance of a mean spread evenly over the declared range (Y²/3 for y, B²/(3(d − 1)) per
+coordinate of x): w ≈ 1 wherever the noise is small, and a mean the noise would swamp (a few
+hundred rows at ε ≈ 0.1) is damped rather than trusted.  The rule stays conservative: for the centred Gram matrix
 S (the Schur complement of the intercept's entry), λ_min(XᵀX) ≤ λ_min(S) (for v with Sv = λ_min(S)v,
 the vector (v, −x̄ᵀv) has Rayleigh quotient ≤ λ_min(S) on XᵀX), so λ̃_min still bounds λ_min(S)
 from below.  A declared ``L2Squared`` term still applies to every coordinate (it is part of the
@@ -323,7 +327,8 @@ class AdaSSP(Mechanism):
         else:
             data = problem.loss.data
             theta = _centred_solve(noisy_gram, noisy_moment, ridge, plan.intercept, problem.n,
-                                   float(data.x_bound_in(2)), float(data.y_bound))
+                                   float(data.x_bound_in(2)), float(data.y_bound), plan.gram_noise.scale,
+                                   plan.moment_noise.scale)
         if problem.constraint is not None:
             theta = np.asarray(problem.constraint.project(theta), dtype=np.float64)
         return Outcome(theta, parameters={"noisy_min_eigenvalue": noisy_eigen, "noisy_ridge": ridge})
@@ -352,21 +357,28 @@ def _mirror(upper: np.ndarray, d: int) -> np.ndarray:
 
 
 def _centred_solve(gram: np.ndarray, moment: np.ndarray, ridge: float, j: int, n: int, x_bound: float,
-                   y_bound: float) -> np.ndarray:
+                   y_bound: float, gram_sigma: float, moment_sigma: float) -> np.ndarray:
     """θ from the noisy statistics with column ``j`` the intercept (module docstring; post-processing).
 
     The noisy means m_x = (XᵀX^)_{·j}/n (projected onto the ℓ2 ball of radius B) and
-    m_y = (Xᵀy^)_j/n (clipped to [−Y, Y]) centre the statistics: S = G − n·m_x m_xᵀ, its negative
-    eigenvalues set to 0, and c = Xᵀy^ − n·m_x m_y over the other columns; the slopes solve
-    (S + λI)β = c and the intercept is m_y − m_xᵀβ.  No value can make it fail.
+    m_y = w·(Xᵀy^)_j/n (clipped to [−Y, Y]) centre the statistics: S = G − n·m_x m_xᵀ, its
+    negative eigenvalues set to 0, and c = Xᵀy^ − n·m_x m_y over the other columns; the slopes
+    solve (S + λI)β = c and the intercept is m_y − m_xᵀβ.  w = v/(v + (σ₃/n)²) with v = Y²/3
+    (the variance of a mean spread evenly over [−Y, Y]) is the linear shrinkage of the noisy
+    mean (noise σ₃/n, public) towards the middle of the declared range: w ≈ 1 wherever the
+    noise is small against Y, and it damps the mean only where the noise would swamp it.  No
+    value can make it fail.
     """
     d = moment.shape[0]
     keep = np.delete(np.arange(d), j)
-    mean_x = gram[keep, j] / n
+    spread = x_bound * x_bound / (3.0 * max(d - 1, 1))  # per coordinate: ‖m_x‖² ≤ B² spread over d − 1
+    mean_x = spread / (spread + (gram_sigma / n) ** 2) * gram[keep, j] / n
     norm = float(np.linalg.norm(mean_x))
     if norm > x_bound:
         mean_x = mean_x * (x_bound / norm)
-    mean_y = float(np.clip(moment[j] / n, -y_bound, y_bound))
+    prior = y_bound * y_bound / 3.0
+    weight = prior / (prior + (moment_sigma / n) ** 2)
+    mean_y = float(np.clip(weight * moment[j] / n, -y_bound, y_bound))
     centred = gram[np.ix_(keep, keep)] - n * np.outer(mean_x, mean_x)
     values, vectors = np.linalg.eigh(centred)
     centred = (vectors * np.maximum(values, 0.0)) @ vectors.T
