@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpopt.errors import BackendCapabilityError, ModelError
+from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
 
 #: largest K^d · n for which ``auto`` enumerates the grid (K^d points × n exact margins per call)
@@ -60,6 +61,8 @@ class DiscreteChoice:
 def grid_points(problem: DiscreteProblem) -> int:
     """K^d: the grid's points in the box (the count the brute-force backend checks)."""
     g = problem.domain
+    if isinstance(g, DiscreteDomain):
+        return g.box_count()
     return int((int(g.khigh) - int(g.klow) + 1) ** problem.dim)
 
 
@@ -83,6 +86,8 @@ def grouped_reason(problem: DiscreteProblem) -> tuple[str | None, str]:
     """
     from dpopt.compile.mip_grouped import auto_split, check_declared_size, declared_size
 
+    if not problem.halfspace:
+        return None, "the grouped decomposition is for the 0/1-loss halfspace only"
     schema = problem.loss.data.schema
     try:
         S = auto_split(schema)  # type: ignore[arg-type]

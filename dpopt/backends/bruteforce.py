@@ -44,8 +44,9 @@ class BruteForceBackend(Backend[EnumeratedGrid]):
     def check(self, problem: Any) -> None:
         if not isinstance(problem, DiscreteProblem):
             raise BackendCapabilityError("backend 'bruteforce' solves discrete problems (IntegerGrid domains) only")
-        g = problem.domain
-        count = (g.khigh - g.klow + 1) ** problem.dim
+        from dpopt.backends.auto_discrete import grid_points
+
+        count = grid_points(problem)
         if count > MAX_POINTS:
             raise BackendCapabilityError(
                 f"backend 'bruteforce' enumerates at most {MAX_POINTS} grid points; this grid has "

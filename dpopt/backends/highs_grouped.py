@@ -103,6 +103,10 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
 
     def check(self, problem: Any) -> None:
         check_discrete(self.name, problem)
+        if not problem.halfspace:
+            raise BackendCapabilityError(
+                "backend 'highs-grouped' solves the 0/1-loss halfspace over an IntegerGrid (its grouped "
+                "decomposition); use 'highs', 'cpsat' or 'scip' for any other row loss")
 
     def prepare(self, problem: Any, enumerate: Any = "auto") -> GroupedPrepared:
         self.require()

@@ -345,4 +345,8 @@ class CpSatProgram:
 def compile_cpsat(problem: DiscreteProblem, *, encoding: Encoding = "indicator",
                   allow_approximation: float | None = None) -> CpSatProgram:
     """Compile ``problem`` once into a :class:`CpSatProgram` (see the module docstring)."""
+    if isinstance(problem, DiscreteProblem) and not problem.halfspace:  # any other bounded row loss
+        from dpopt.compile.discrete_cpsat import compile_general_cpsat
+
+        return compile_general_cpsat(problem)  # type: ignore[return-value]
     return CpSatProgram(problem, encoding=encoding, allow_approximation=allow_approximation)

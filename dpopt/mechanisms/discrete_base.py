@@ -238,7 +238,7 @@ class DiscreteMechanism(Mechanism):
         if session.rule is not None:
             parameters["solver_rule"] = f"auto: {session.rule}"
         return DiscretePlan(problem=template, parameters=parameters, notes=notes, profile=session.profile,
-                            feature_names=template.loss.data.feature_names, session=session,
+                            feature_names=template.decision_names, session=session,
                             calibration=calibration, call=call, check=check)
 
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:

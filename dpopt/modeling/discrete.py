@@ -8,7 +8,12 @@ from typing import Literal
 import numpy as np
 
 from dpopt.errors import ModelError
+from dpopt.modeling.decision_domain import DiscreteDomain
+from dpopt.modeling.row_losses import RowLoss
 from dpopt.modeling.zero_one import ZeroOneLoss
+
+#: the losses a DiscreteProblem takes: the 0/1 loss of a halfspace, or any bounded per-row loss
+DiscreteLoss = ZeroOneLoss | RowLoss
 
 #: how the noise vector η enters the objective (see :class:`DiscreteProblem`)
 PerturbationKind = Literal["normalized", "linear", "levels"]
@@ -19,7 +24,10 @@ KINDS: tuple[str, ...] = ("normalized", "linear", "levels")
 class DiscreteProblem:
     """minimize_{w ∈ W_τ}  L(D, w) + P_η(w): the oracle problems of NRVW19 (times n).
 
-    L is the (weighted) *sum* of 0/1 losses; the perturbation P_η depends on ``kind``:
+    L is the *sum* of per-row losses: the (weighted) 0/1 loss of a halfspace over an
+    :class:`~dpopt.modeling.domains.IntegerGrid` (:class:`~dpopt.modeling.zero_one.ZeroOneLoss`), or any
+    bounded :class:`~dpopt.modeling.row_losses.RowLoss` over an IntegerGrid or a
+    :class:`~dpopt.modeling.decision_domain.DiscreteDomain`.  The perturbation P_η depends on ``kind``:
 
     * ``"normalized"`` (OPDisc, Alg. 1; docs/design.md's ``Normalized(η)``): P = −⟨η, π(w)⟩,
       η of length d + 1, π(w) = (w, √(D² − ‖w‖²))/D;
@@ -32,13 +40,14 @@ class DiscreteProblem:
     ``eta`` None means no perturbation.
     """
 
-    loss: ZeroOneLoss
+    loss: DiscreteLoss
     eta: np.ndarray | None = None
     kind: PerturbationKind = "normalized"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.loss, ZeroOneLoss):
-            raise ModelError("DiscreteProblem needs a ZeroOneLoss")
+        if not isinstance(self.loss, (ZeroOneLoss, RowLoss)):
+            raise ModelError("DiscreteProblem needs a bounded per-row loss over a discrete domain (dp.ZeroOneLoss, "
+                             f"dp.Indicator, dp.Ramp, dp.CappedMin, dp.Lookup or a sum of them), got {type(self.loss).__name__}")
         if self.kind not in KINDS:
             raise ModelError(f"unknown perturbation kind {self.kind!r}; use one of {', '.join(KINDS)}")
         if self.eta is not None:
@@ -59,8 +68,18 @@ class DiscreteProblem:
         return self.loss.data.n
 
     @property
-    def domain(self):  # noqa: ANN201 — IntegerGrid
+    def domain(self):  # noqa: ANN201 — IntegerGrid | DiscreteDomain
         return self.loss.domain
+
+    @property
+    def halfspace(self) -> bool:
+        """Whether this is the 0/1-loss halfspace over a plain IntegerGrid (the specialised compilers' case)."""
+        return isinstance(self.loss, ZeroOneLoss)
+
+    @property
+    def decision_names(self) -> list[str] | None:
+        """Names of w's coordinates: the features for a halfspace, else none."""
+        return self.loss.data.feature_names if self.halfspace else None
 
     @property
     def levels(self) -> int:
@@ -120,6 +139,9 @@ class DiscreteProblem:
         return float(self.objectives(np.asarray(w)[None, :])[0])
 
     def summary(self) -> str:
+        if not isinstance(self.loss, ZeroOneLoss):
+            dom = self.domain.summary() if isinstance(self.domain, DiscreteDomain) else repr(self.domain)
+            return f"{self.loss.summary()} on n={self.n}, d={self.dim} over {dom}, {self.kind} perturbation"
         g = self.domain
         return (f"zero-one loss on n={self.loss.data.n}, d={self.dim} over IntegerGrid(step={g.step:g}, "
                 f"[{g.low:g}, {g.high:g}], D={g.bound(self.dim):.4g}), {self.kind} perturbation")
