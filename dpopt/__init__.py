@@ -65,6 +65,14 @@ _EXPORTS = {
     "norm1": "dpopt.modeling.expressions",
     "norm2": "dpopt.modeling.expressions",
     "norm_inf": "dpopt.modeling.expressions",
+    "DiscreteDomain": "dpopt.modeling.decision_domain",
+    "BinaryChoice": "dpopt.modeling.decision_domain",
+    "OneOf": "dpopt.modeling.decision_domain",
+    "ScoreIndicator": "dpopt.modeling.row_losses",
+    "Ramp": "dpopt.modeling.row_losses",
+    "CappedMin": "dpopt.modeling.row_losses",
+    "Lookup": "dpopt.modeling.row_losses",
+    "ExponentialMechanism": "dpopt.mechanisms.exponential",
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
@@ -111,6 +119,7 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.mechanisms.base import Mechanism as Mechanism
     from dpopt.mechanisms.base import default_ledger as default_ledger
     from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe as DualFrankWolfe
+    from dpopt.mechanisms.exponential import ExponentialMechanism as ExponentialMechanism
     from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe as GaussianFrankWolfe
     from dpopt.mechanisms.gradient_descent import DPSGD as DPSGD
     from dpopt.mechanisms.gradient_descent import DPGradientDescent as DPGradientDescent
@@ -129,6 +138,9 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
         SubmodularOutputPerturbation as SubmodularOutputPerturbation,
     )
     from dpopt.modeling.dataset import Dataset as Dataset
+    from dpopt.modeling.decision_domain import BinaryChoice as BinaryChoice
+    from dpopt.modeling.decision_domain import DiscreteDomain as DiscreteDomain
+    from dpopt.modeling.decision_domain import OneOf as OneOf
     from dpopt.modeling.discrete import DiscreteProblem as DiscreteProblem
     from dpopt.modeling.domains import IntegerGrid as IntegerGrid
     from dpopt.modeling.expressions import norm as norm
@@ -144,6 +156,10 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.modeling.problem import Problem as Problem
     from dpopt.modeling.regularizers import L1Norm as L1Norm
     from dpopt.modeling.regularizers import L2Squared as L2Squared
+    from dpopt.modeling.row_losses import CappedMin as CappedMin
+    from dpopt.modeling.row_losses import Lookup as Lookup
+    from dpopt.modeling.row_losses import Ramp as Ramp
+    from dpopt.modeling.row_losses import ScoreIndicator as ScoreIndicator
     from dpopt.modeling.schema import Binary as Binary
     from dpopt.modeling.schema import Categorical as Categorical
     from dpopt.modeling.schema import Fill as Fill

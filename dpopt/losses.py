@@ -24,6 +24,11 @@ _EXPORTS = {
     "SmoothedHingeLoss": "dpopt.modeling.losses",
     "SquaredLoss": "dpopt.modeling.losses",
     "ZeroOneLoss": "dpopt.modeling.zero_one",
+    "RowLoss": "dpopt.modeling.row_losses",
+    "ScoreIndicator": "dpopt.modeling.row_losses",
+    "Ramp": "dpopt.modeling.row_losses",
+    "CappedMin": "dpopt.modeling.row_losses",
+    "Lookup": "dpopt.modeling.row_losses",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -38,4 +43,9 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.modeling.losses import MultinomialLogisticLoss as MultinomialLogisticLoss
     from dpopt.modeling.losses import SmoothedHingeLoss as SmoothedHingeLoss
     from dpopt.modeling.losses import SquaredLoss as SquaredLoss
+    from dpopt.modeling.row_losses import CappedMin as CappedMin
+    from dpopt.modeling.row_losses import Lookup as Lookup
+    from dpopt.modeling.row_losses import Ramp as Ramp
+    from dpopt.modeling.row_losses import RowLoss as RowLoss
+    from dpopt.modeling.row_losses import ScoreIndicator as ScoreIndicator
     from dpopt.modeling.zero_one import ZeroOneLoss as ZeroOneLoss

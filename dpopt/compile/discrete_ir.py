@@ -14,7 +14,7 @@ The decision w = τk (NRVW19 Sec. 3)
     counts the coordinates with u_{j0} = 0; side constraints are the domain's integer rows.
 
 The atoms (:mod:`dpopt.modeling.row_losses`), on groups of identical rows with count c (weights c·unit)
-    * Indicator 1[m ≤ T] (m = ⟨z, k⟩ an exact integer margin): a 0/1 e with ``e = 0 ⇒ m ≥ T + 1``;
+    * ScoreIndicator 1[m ≤ T] (m = ⟨z, k⟩ an exact integer margin): a 0/1 e with ``e = 0 ⇒ m ≥ T + 1``;
       groups whose margin range over the box decides the indicator become constants or vanish.
     * Ramp r = clip(qb − q·m, 0, R) (loss r/R): ``r ≥ R`` when a 0/1 z is 1, ``r + q·m ≥ qb`` when
       it is 0, r ∈ [0, R] (the minimiser takes r at its least feasible value, which is the clip).
@@ -44,7 +44,7 @@ from dpopt.modeling.row_losses import RowLoss, domain_bounds
 
 if TYPE_CHECKING:
     from dpopt.modeling.discrete import DiscreteProblem
-    from dpopt.modeling.row_losses import CappedMin, Indicator, Lookup, Ramp
+    from dpopt.modeling.row_losses import CappedMin, ScoreIndicator, Lookup, Ramp
 
 #: relative slack on D² when deciding which ‖k‖² values lie in the ℓ2 ball (IntegerGrid.enumerate's)
 L2_SLACK = 1e-12
@@ -165,7 +165,7 @@ class LinearIR:
                     self.row(terms, b if side.equal else None, b)
 
     # -- the atoms (called back by Atom.encode) ----------------------------------------------------
-    def indicator_atom(self, atom: Indicator) -> None:
+    def indicator_atom(self, atom: ScoreIndicator) -> None:
         Z, _, counts = atom.groups
         for g in range(Z.shape[0]):
             c = self._weight * atom.unit * int(counts[g])
@@ -245,7 +245,7 @@ def build_ir(problem: DiscreteProblem) -> LinearIR:
     """The :class:`LinearIR` of ``problem`` (a RowLoss over an IntegerGrid or DiscreteDomain)."""
     loss = problem.loss
     if not isinstance(loss, RowLoss):
-        raise ModelError("build_ir compiles a RowLoss (Indicator, Ramp, CappedMin, Lookup or their sums)")
+        raise ModelError("build_ir compiles a RowLoss (ScoreIndicator, Ramp, CappedMin, Lookup or their sums)")
     ir = LinearIR(problem)
     ir.build_domain()
     for weight, atom in loss.terms:

@@ -103,8 +103,8 @@ class ExponentialMechanism(Mechanism):
         if problem.eta is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
         if not isinstance(loss, RowLoss):
-            raise MechanismError(f"{self.name} takes a RowLoss (dp.Indicator, dp.Ramp, dp.CappedMin, dp.Lookup or a "
-                                 "sum); for the 0/1 loss write it as dp.Indicator(data, w, grid)")
+            raise MechanismError(f"{self.name} takes a RowLoss (dp.ScoreIndicator, dp.Ramp, dp.CappedMin, dp.Lookup or a "
+                                 "sum); for the 0/1 loss write it as dp.ScoreIndicator(data, w, grid)")
         try:
             points = enumerate_domain(problem, self.max_points)
         except ModelError as exc:

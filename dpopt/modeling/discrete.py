@@ -47,7 +47,7 @@ class DiscreteProblem:
     def __post_init__(self) -> None:
         if not isinstance(self.loss, (ZeroOneLoss, RowLoss)):
             raise ModelError("DiscreteProblem needs a bounded per-row loss over a discrete domain (dp.ZeroOneLoss, "
-                             f"dp.Indicator, dp.Ramp, dp.CappedMin, dp.Lookup or a sum of them), got {type(self.loss).__name__}")
+                             f"dp.ScoreIndicator, dp.Ramp, dp.CappedMin, dp.Lookup or a sum of them), got {type(self.loss).__name__}")
         if self.kind not in KINDS:
             raise ModelError(f"unknown perturbation kind {self.kind!r}; use one of {', '.join(KINDS)}")
         if self.eta is not None:

@@ -10,8 +10,8 @@ them.
 
 Atoms (a row's data enter only through the Dataset's declared, mapped columns):
 
-* :class:`Indicator` — 1[s_i(w) ≤ t] (or ≥ t), s_i(w) = ⟨x_i, w⟩, times y_i when ``signed``:
-  the 0/1 loss of a linear classifier is ``Indicator(data, w, domain)`` (NRVW19 Sec. 5); needs a
+* :class:`ScoreIndicator` — 1[s_i(w) ≤ t] (or ≥ t), s_i(w) = ⟨x_i, w⟩, times y_i when ``signed``:
+  the 0/1 loss of a linear classifier is ``ScoreIndicator(data, w, domain)`` (NRVW19 Sec. 5); needs a
   Schema so the score is an exact integer (docs/design.md, "Schema").
 * :class:`Ramp` — 1 when s_i(w) ≤ low, 0 when s_i(w) ≥ high, linear between: a clipped, bounded
   surrogate of the 0/1 loss.
@@ -278,10 +278,10 @@ class _ScoreAtom(Atom):
         return t / self.score_unit
 
 
-class Indicator(_ScoreAtom):
+class ScoreIndicator(_ScoreAtom):
     """ℓ_i(w) = 1[s_i(w) ≤ t] (``sense="<="``) or 1[s_i(w) ≥ t] (``">="``), range [0, 1].
 
-    ``Indicator(data, w, domain)`` with the defaults (signed, ≤ 0) is the 0/1 loss of a linear
+    ``ScoreIndicator(data, w, domain)`` with the defaults (signed, ≤ 0) is the 0/1 loss of a linear
     classifier, a point on the hyperplane counted as an error (NRVW19 Sec. 5).
     """
 
@@ -289,16 +289,16 @@ class Indicator(_ScoreAtom):
                  sense: Literal["<=", ">="] = "<=", signed: bool = True) -> None:
         super().__init__(data, variable, domain, signed=signed)
         if sense not in ("<=", ">="):
-            raise ModelError(f"Indicator sense must be '<=' or '>=', got {sense!r}")
+            raise ModelError(f"ScoreIndicator sense must be '<=' or '>=', got {sense!r}")
         self.sense = sense
-        self.threshold = _fraction(threshold, "Indicator threshold")
+        self.threshold = _fraction(threshold, "ScoreIndicator threshold")
         t = self.threshold_units(self.threshold)
         # on integer margins: m ≤ t ⟺ m ≤ ⌊t⌋;  m ≥ t ⟺ m ≥ ⌈t⌉
         self.cut = math.floor(t) if sense == "<=" else math.ceil(t)
         self.row_bound, self.unit = Fraction(1), Fraction(1)
 
     def describe(self) -> str:
-        return f"Indicator({'y·' if self.signed else ''}⟨x, w⟩ {self.sense} {float(self.threshold):g})"
+        return f"ScoreIndicator({'y·' if self.signed else ''}⟨x, w⟩ {self.sense} {float(self.threshold):g})"
 
     def group_units(self, K: np.ndarray) -> np.ndarray:
         M = self.margins(K)
