@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpopt.errors import BackendCapabilityError, ModelError
-from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
 
 #: largest K^d · n for which ``auto`` enumerates the grid (K^d points × n exact margins per call)
@@ -58,17 +57,9 @@ class DiscreteChoice:
     reason: str
 
 
-def grid_points(problem: DiscreteProblem) -> int:
-    """K^d: the grid's points in the box (the count the brute-force backend checks)."""
-    g = problem.domain
-    if isinstance(g, DiscreteDomain):
-        return g.box_count()
-    return int((int(g.khigh) - int(g.klow) + 1) ** problem.dim)
-
-
 def bruteforce_reason(problem: DiscreteProblem) -> str | None:
     """Why enumeration applies (module docstring, item 1), or None when the grid is too large."""
-    from dpopt.backends.bruteforce import MAX_POINTS
+    from dpopt.backends.bruteforce import MAX_POINTS, grid_points
 
     points = grid_points(problem)
     n = int(problem.loss.data.n)

@@ -20,10 +20,19 @@ import numpy as np
 from dpopt.backends.base import Backend
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
+from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
 
 #: largest grid it will enumerate
 MAX_POINTS = 200_000
+
+
+def grid_points(problem: DiscreteProblem) -> int:
+    """K^d: the grid's points in the box (the count the brute-force backend checks)."""
+    g = problem.domain
+    if isinstance(g, DiscreteDomain):
+        return g.box_count()
+    return int((int(g.khigh) - int(g.klow) + 1) ** problem.dim)
 
 
 @dataclass(frozen=True)
@@ -44,8 +53,6 @@ class BruteForceBackend(Backend[EnumeratedGrid]):
     def check(self, problem: Any) -> None:
         if not isinstance(problem, DiscreteProblem):
             raise BackendCapabilityError("backend 'bruteforce' solves discrete problems (IntegerGrid domains) only")
-        from dpopt.backends.auto_discrete import grid_points
-
         count = grid_points(problem)
         if count > MAX_POINTS:
             raise BackendCapabilityError(

@@ -109,10 +109,13 @@ class CpSatBackend(Backend[PreparedCpSat]):
             )
 
     def prepare(self, problem: Any) -> PreparedCpSat:
+        from dpopt.compile.discrete_cpsat import compile_general_cpsat
         from dpopt.compile.mip_cpsat import compile_cpsat
 
         self.check(problem)
-        return PreparedCpSat(program=compile_cpsat(problem), eta=problem.eta)
+        # the 0/1 halfspace has its own encoding; any other row loss goes through the general IR
+        program = compile_cpsat(problem) if problem.halfspace else compile_general_cpsat(problem)
+        return PreparedCpSat(program=program, eta=problem.eta)
 
     # ------------------------------------------------------------------ solve
     def _solver(self, options: SolveOptions, remaining: float | None, n: int, d: int) -> Any:

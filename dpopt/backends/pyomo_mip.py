@@ -59,6 +59,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.certificates import DiscreteCheck
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.backends.termination import Termination
+from dpopt.compile.discrete_pyomo import GeneralPyomoProgram, compile_general_pyomo
 from dpopt.compile.mip_pyomo import PyomoProgram, compile_pyomo
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
@@ -117,7 +118,7 @@ def recheck_notes(check: DiscreteCheck | None, failed: bool) -> list[str]:
 class PyomoPrepared:
     """A compiled problem ready for repeated solves with fresh η."""
 
-    program: PyomoProgram
+    program: PyomoProgram | GeneralPyomoProgram
 
 
 class PyomoMipBackend(Backend[PyomoPrepared]):
@@ -154,7 +155,8 @@ class PyomoMipBackend(Backend[PyomoPrepared]):
     def prepare(self, problem: Any) -> PyomoPrepared:
         self.require()
         self.check(problem)
-        return PyomoPrepared(compile_pyomo(problem))
+        # the 0/1 halfspace has its own encoding; any other row loss goes through the general IR
+        return PyomoPrepared(compile_pyomo(problem) if problem.halfspace else compile_general_pyomo(problem))
 
     # ---- hooks a family member may override ----------------------------------------
     def new_solver(self) -> Any:
@@ -183,10 +185,10 @@ class PyomoMipBackend(Backend[PyomoPrepared]):
         """Process-level set-up before a solve (HiGHS: its global thread scheduler)."""
 
     # ---- the solve ------------------------------------------------------------------
-    def solve(self, prepared: PyomoPrepared | PyomoProgram, b: np.ndarray | None,
+    def solve(self, prepared: PyomoPrepared | PyomoProgram | GeneralPyomoProgram, b: np.ndarray | None,
               options: SolveOptions) -> OracleResult:
         """Solve with noise ``b`` = η (length ``noise_size``; None keeps the current η)."""
-        prog: PyomoProgram = prepared.program if isinstance(prepared, PyomoPrepared) else prepared
+        prog: PyomoProgram | GeneralPyomoProgram = prepared.program if isinstance(prepared, PyomoPrepared) else prepared
         if b is not None:
             prog.set_eta(b)
         version = self.require()
@@ -221,7 +223,7 @@ class PyomoMipBackend(Backend[PyomoPrepared]):
             raw_status="exception", message=message,
         )
 
-    def _result(self, prog: PyomoProgram, res: Any, options: SolveOptions, elapsed: float,
+    def _result(self, prog: PyomoProgram | GeneralPyomoProgram, res: Any, options: SolveOptions, elapsed: float,
                 version: str) -> OracleResult:
         """The OracleResult of a pyomo ``Results``: outcomes, bounds, point, certificate."""
         term = Termination.from_pyomo(res)

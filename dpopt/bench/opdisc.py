@@ -133,7 +133,7 @@ def compile_naive(problem: DiscreteProblem) -> PyomoProgram:
     (every mapped row is within the schema's), so |⟨a_i, k⟩| ≤ M − 1 on the ℓ2 ball; s and
     a_i come from the schema (``ZeroOneLoss.integer_rows``).
     """
-    loss, grid, d = problem.loss, problem.domain, problem.dim
+    loss, grid, d = problem.zero_one(), problem.domain, problem.dim
     y = loss.data.y
     weights = np.asarray(loss.weights, dtype=np.float64)
     s, A = loss.scale, loss.integer_rows()

@@ -20,7 +20,13 @@ from typing import Any
 import numpy as np
 
 from dpopt.compile.discrete_ir import build_ir
-from dpopt.compile.mip_cpsat import DEFAULT_SCALE, FP_SAFETY, MAX_SCALED_OBJECTIVE, MAX_TABLE, RoundedObjective
+from dpopt.compile.mip_cpsat import (
+    DEFAULT_SCALE,
+    FP_SAFETY,
+    MAX_SCALED_OBJECTIVE,
+    MAX_TABLE,
+    RoundedObjective,
+)
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 

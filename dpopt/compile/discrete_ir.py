@@ -44,7 +44,7 @@ from dpopt.modeling.row_losses import RowLoss, domain_bounds
 
 if TYPE_CHECKING:
     from dpopt.modeling.discrete import DiscreteProblem
-    from dpopt.modeling.row_losses import CappedMin, ScoreIndicator, Lookup, Ramp
+    from dpopt.modeling.row_losses import CappedMin, Lookup, Ramp, ScoreIndicator
 
 #: relative slack on D² when deciding which ‖k‖² values lie in the ℓ2 ball (IntegerGrid.enumerate's)
 L2_SLACK = 1e-12
@@ -239,6 +239,13 @@ class LinearIR:
         loss = self.problem.loss
         assert isinstance(loss, RowLoss)
         return float(loss.exact_totals(np.asarray(k, dtype=np.int64)[None, :])[0])
+
+
+def build_domain_ir(problem: DiscreteProblem) -> LinearIR:
+    """The domain's part of the model alone (no loss): what a feasibility check solves."""
+    ir = LinearIR(problem)
+    ir.build_domain()
+    return ir
 
 
 def build_ir(problem: DiscreteProblem) -> LinearIR:

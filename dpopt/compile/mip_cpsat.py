@@ -181,8 +181,8 @@ class CpSatProgram:
         if self.klow > self.khigh:
             raise ModelError("no grid point satisfies the ℓ2 bound in every coordinate range")
         self.kmax = np.full(d, max(abs(self.klow), abs(self.khigh)), dtype=np.int64)
-        check_declared_activity(problem.loss, self.kmax)  # the declared int64 bound, before the data are read
-        self.rows = integer_rows(problem.loss, allow_approximation=allow_approximation)
+        check_declared_activity(problem.zero_one(), self.kmax)  # the declared int64 bound, before the data are read
+        self.rows = integer_rows(problem.zero_one(), allow_approximation=allow_approximation)
 
         m = cp_model.CpModel()
         self.k = [m.new_int_var(self.klow, self.khigh, f"k{j}") for j in range(d)]
@@ -345,8 +345,4 @@ class CpSatProgram:
 def compile_cpsat(problem: DiscreteProblem, *, encoding: Encoding = "indicator",
                   allow_approximation: float | None = None) -> CpSatProgram:
     """Compile ``problem`` once into a :class:`CpSatProgram` (see the module docstring)."""
-    if isinstance(problem, DiscreteProblem) and not problem.halfspace:  # any other bounded row loss
-        from dpopt.compile.discrete_cpsat import compile_general_cpsat
-
-        return compile_general_cpsat(problem)  # type: ignore[return-value]
     return CpSatProgram(problem, encoding=encoding, allow_approximation=allow_approximation)

@@ -316,7 +316,7 @@ def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "
     """
     if not isinstance(problem, DiscreteProblem):
         raise ModelError("compile_grouped needs a DiscreteProblem")
-    loss, grid, d = problem.loss, problem.domain, problem.dim
+    loss, grid, d = problem.zero_one(), problem.domain, problem.dim
     S = _split(problem, enumerate, d)
     declared = declared_size(problem, S)
     check_declared_size(declared)

@@ -332,12 +332,8 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
     """
     if not isinstance(problem, DiscreteProblem):
         raise ModelError("compile_pyomo needs a DiscreteProblem")
-    if not problem.halfspace:  # any other bounded row loss: the general path
-        from dpopt.compile.discrete_pyomo import compile_general_pyomo
-
-        return compile_general_pyomo(problem)  # type: ignore[return-value]
     check_declared_coefficients(problem)
-    loss, grid, d = problem.loss, problem.domain, problem.dim
+    loss, grid, d = problem.zero_one(), problem.domain, problem.dim
     klow, khigh = int(grid.klow), int(grid.khigh)
     weights = np.asarray(loss.weights, dtype=np.float64)
 

@@ -65,6 +65,7 @@ import numpy as np
 from dpopt.backends.auto_discrete import choose_discrete
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import GridCheck
+from dpopt.backends.domain_check import check_nonempty
 from dpopt.backends.profiles import SolverProfile, merge_options, resolve
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.backends.verify import (
@@ -76,7 +77,7 @@ from dpopt.backends.verify import (
     retry_crashes,
 )
 from dpopt.backends.verify import acceptance as verifier_acceptance
-from dpopt.errors import MechanismError
+from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms.base import ON_UNCERTIFIED, Mechanism, OnUncertified, Plan, RunOptions
 from dpopt.mechanisms.params import Boolean, Interval, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
@@ -222,6 +223,10 @@ class DiscreteMechanism(Mechanism):
         """The checks, the constants, the oracle and its cross-check, from public facts (before the charge)."""
         options = options or RunOptions()
         template = self._template(problem)
+        try:
+            check_nonempty(template)  # the declaration alone (dpopt.backends.domain_check)
+        except ModelError as exc:
+            raise MechanismError(f"{self.name}: {exc}") from None
         calibration, parameters = self.calibrate(template)
         session = self._session(template, options.solver, options.time_limit, options.threads)
         call = OracleCall(session.backend.name, session.version, "oracle", self._acceptance())

@@ -115,7 +115,7 @@ class ExponentialMechanism(Mechanism):
                       "score_unit": float(loss.resolution), "score_sensitivity": delta_units, "eta": float(eta),
                       "step": float(problem.domain.step)}
         return EMPlan(problem=problem, parameters=parameters, points=points, eta=eta, needs=SolverNeed.NONE,
-                       feature_names=problem.decision_names and tuple(problem.decision_names))
+                       feature_names=problem.decision_names)
 
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
         """Score every point exactly and draw one (module docstring)."""

@@ -51,7 +51,7 @@ class SideRows:
         lhs = K.astype(object) @ A.T
         b = np.array(self.b, dtype=object)
         ok = (lhs == b) if self.equal else (lhs <= b)
-        return np.asarray(ok, dtype=bool).all(axis=1)
+        return np.asarray(np.asarray(ok, dtype=bool).all(axis=1))
 
 
 def integer_rows(A: object, b: object, step: float, dim: int, *, equal: bool, name: str) -> SideRows:
@@ -62,6 +62,9 @@ def integer_rows(A: object, b: object, step: float, dim: int, *, equal: bool, na
     is exact on integer k.  An equality whose scaled right-hand side is not an integer has
     no integer solution and is refused (the domain would be empty).
     """
+    if not all(isinstance(v, (list, tuple, np.ndarray, int, float, np.number)) for v in (A, b)):
+        raise ModelError(f"{name} must be public arrays of numbers (a side constraint may not read data), "
+                         f"got {type(A).__name__}")
     Am = np.atleast_2d(np.asarray(A, dtype=np.float64))
     bv = np.atleast_1d(np.asarray(b, dtype=np.float64)).reshape(-1)
     if Am.shape != (bv.shape[0], dim) or not (np.all(np.isfinite(Am)) and np.all(np.isfinite(bv))):
@@ -77,7 +80,8 @@ def integer_rows(A: object, b: object, step: float, dim: int, *, equal: bool, na
         if max((abs(v) for v in ints), default=0) > MAX_SIDE_COEFFICIENT:
             raise ModelError(f"{name} has coefficients too fine for exact integer scaling; round them "
                              "(e.g. to multiples of 1/1024)")
-        if equal and scaled.denominator != 1:
+        g = math.gcd(*ints)
+        if equal and (scaled.denominator != 1 or (g and int(scaled) % g) or (not g and scaled != 0)):
             raise ModelError(f"{name}: an equality has no solution on the grid (right-hand side off the lattice)")
         rows.append(tuple(ints))
         rhs.append(math.floor(scaled))

@@ -77,9 +77,17 @@ class DiscreteProblem:
         return isinstance(self.loss, ZeroOneLoss)
 
     @property
-    def decision_names(self) -> list[str] | None:
+    def decision_names(self) -> tuple[str, ...] | None:
         """Names of w's coordinates: the features for a halfspace, else none."""
-        return self.loss.data.feature_names if self.halfspace else None
+        names = self.loss.data.feature_names if self.halfspace else None
+        return None if names is None else tuple(names)
+
+    def zero_one(self) -> ZeroOneLoss:
+        """The 0/1 loss of a halfspace problem (what the specialised compilers read), or ModelError."""
+        if not isinstance(self.loss, ZeroOneLoss):
+            raise ModelError("this compiler takes the 0/1-loss halfspace (dp.ZeroOneLoss over an IntegerGrid); "
+                             f"the problem's loss is {type(self.loss).__name__}")
+        return self.loss
 
     @property
     def levels(self) -> int:

@@ -27,33 +27,7 @@ import pytest
 import dpopt as dp
 from dpopt.backends import registry
 from dpopt.testing.coverage import covers
-
-Run = Callable[[Any, dp.Ledger], dp.Release]
-
-
-def _charges(ledger: dp.Ledger) -> tuple[tuple[float, float, bool], ...]:
-    return tuple((c.epsilon, c.delta, c.released) for c in ledger.charges)
-
-
-def observe(run: Run, data: Any) -> tuple[tuple[Any, ...], dp.Release | None]:
-    """What an analyst sees besides the noisy output: outcome kind, public record, charges."""
-    ledger = dp.Ledger()
-    try:
-        release = run(data, ledger)
-    except Exception as exc:  # noqa: BLE001 — the error type is part of the observation
-        return ("error", type(exc).__name__, _charges(ledger)), None
-    public = release.to_dict()
-    public.pop("theta")  # the noisy outputs: θ and any ``noisy_…`` parameter (Release docstring)
-    public["parameters"] = {k: v for k, v in public["parameters"].items() if not k.startswith("noisy_")}
-    return ("released", json.dumps(public, sort_keys=True), _charges(ledger)), release
-
-
-def assert_same_view(run: Run, d0: Any, d1: Any) -> None:
-    v0, r0 = observe(run, d0)
-    v1, r1 = observe(run, d1)
-    assert v0 == v1
-    assert v0[0] == "released", v0  # private runs release on both sides
-    assert r0 is not None and r1 is not None and r0.diagnostics is None and r1.diagnostics is None
+from dpopt.testing.views import assert_same_view
 
 
 def assert_no_private_bytes(release: dp.Release, secret: np.ndarray) -> None:
