@@ -233,11 +233,12 @@ class DiscreteDomain:
     def box_count(self) -> int:
         """Points of the box (or of the cardinality-limited box, for 0/1 coordinates): an upper bound on |W|."""
         sizes = [hi - lo + 1 for lo, hi in zip(self.lows, self.highs, strict=True)]
-        if self.max_nonzero is not None and all(lo == 0 for lo in self.lows):
-            # at most m₊ nonzero coordinates, each with (size − 1) nonzero values: a bound by the largest sizes
+        box = math.prod(sizes)
+        if self.max_nonzero is not None and all(lo <= 0 <= hi for lo, hi in zip(self.lows, self.highs, strict=True)):
+            # at most m₊ nonzero coordinates, each with (size − 1) nonzero values: a bound by the largest size
             big = max(sizes) - 1
-            return sum(math.comb(self.dim, r) * big**r for r in range(self.max_nonzero + 1))
-        return math.prod(sizes)
+            return min(box, sum(math.comb(self.dim, r) * big**r for r in range(self.max_nonzero + 1)))
+        return box
 
     def _candidates(self) -> Iterator[tuple[int, ...]]:
         if self.max_nonzero is not None and all(lo <= 0 <= hi for lo, hi in zip(self.lows, self.highs, strict=True)):
