@@ -34,7 +34,7 @@ import numpy as np
 
 from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
-from dpopt.mechanisms.params import Integral, Interval, arguments
+from dpopt.mechanisms.params import Integral, Interval, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
@@ -75,7 +75,9 @@ class ExponentialMechanism(Mechanism):
     Parameters
     ----------
     epsilon : float
-        ε > 0 (pure ε-DP; δ is 0).
+        ε > 0.
+    delta : float
+        0 (the mechanism is pure ε-DP; any other value is refused).
     max_points : int
         Refuse (before the charge) a domain with more points than this.
     ledger : Ledger, optional
@@ -89,12 +91,14 @@ class ExponentialMechanism(Mechanism):
     needs = SolverNeed.NONE
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **Mechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 0, closed="both", why="the exponential mechanism is pure ε-DP: delta is 0")],
         "max_points": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, epsilon: float, *, max_points: int = MAX_POINTS, ledger: Ledger | None = None) -> None:
+    def __init__(self, epsilon: float, delta: float = 0.0, *, max_points: int = MAX_POINTS,
+                 ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
-        super().__init__(epsilon, 0.0, ledger=ledger)
+        super().__init__(epsilon, delta, ledger=ledger)
         self.max_points = int(max_points)
 
     def plan(self, problem: DiscreteProblem, options: RunOptions | None = None) -> Plan:

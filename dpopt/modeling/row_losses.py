@@ -76,6 +76,8 @@ class RowLoss:
 
     name = "row-loss"
     declared = True
+    #: what the labels mean to the loss: "none" (unused) or "classes" (±1, mapped row by row)
+    label_domain = "none"
 
     def __init__(self, terms: tuple[tuple[Fraction, Atom], ...]) -> None:
         if not terms:
@@ -238,6 +240,8 @@ class _ScoreAtom(Atom):
     With A = s·X (``Schema.to_integers``) and w = τk, s_i(w) = (τ/s)·⟨z_i, k⟩ with z_i = y_i A_i
     (signed) or A_i: an exact integer margin in units of τ/s.
     """
+
+    label_domain = "classes"
 
     def __init__(self, data: Dataset, variable: Variable, domain: Domain, *, signed: bool) -> None:
         super().__init__(data, variable, domain)

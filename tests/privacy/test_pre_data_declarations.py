@@ -61,7 +61,7 @@ def _concrete(base: type) -> list[type]:
 
 assert dpopt.mechanisms  # imported so that every mechanism module is loaded
 MECHANISMS = _concrete(Mechanism)
-LOSSES: list[Any] = [*_concrete(Loss), dp.ZeroOneLoss]
+LOSSES: list[Any] = [*_concrete(Loss), dp.ZeroOneLoss, dp.ScoreIndicator, dp.CappedMin]
 
 
 def _selection_build(params: dict[str, Any], budget: Any) -> Mechanism:
@@ -153,7 +153,7 @@ CLASSES = 2
 
 def _shapes() -> Iterator[Shape]:
     for loss in LOSSES:
-        if loss is dp.ZeroOneLoss:
+        if loss in (dp.ZeroOneLoss, dp.ScoreIndicator, dp.CappedMin):
             yield loss, None, "none"
             continue
         if loss is dp.MultinomialLogisticLoss:
@@ -186,6 +186,12 @@ def _problem(shape: Shape, data: dp.Dataset) -> Any:
     theta = dp.Variable(d)
     if loss_cls is dp.ZeroOneLoss:
         return dp.DiscreteProblem(dp.ZeroOneLoss(data, theta, dp.IntegerGrid(1, -1, 1, l2_bound=math.sqrt(d))))
+    if loss_cls is dp.ScoreIndicator:  # a sparse integer score with a side constraint
+        domain = dp.DiscreteDomain(d, -1, 1, max_nonzero=1, A_ub=[[1.0] * d], b_ub=[0.0])
+        return dp.DiscreteProblem(dp.ScoreIndicator(data, theta, domain) + dp.Ramp(data, theta, domain))
+    if loss_cls is dp.CappedMin:  # one of d sites at the corners of the declared box
+        sites = np.eye(d)
+        return dp.DiscreteProblem(dp.CappedMin(data, theta, dp.OneOf(d), lambda r: np.abs(sites - r).sum(axis=1), cap=2.0))
     if loss_cls is dp.MultinomialLogisticLoss:
         wide = dp.Variable(d * CLASSES)
         return dp.Problem(loss_cls(data, wide, classes=CLASSES), regularizer=_regularizers(d * CLASSES)[reg]() or None)
@@ -479,7 +485,7 @@ def test_every_loss_shares_one_dataset_so_selection_accepts_it():
     """Losses built on one Dataset share one (mapped) dataset, as PrivateSelection requires of its
     candidates' problems; mapping twice is the identity."""
     data = _dataset(_features(2), _labels())
-    for loss in (c for c in LOSSES if c is not dp.ZeroOneLoss):
+    for loss in (c for c in LOSSES if c not in (dp.ZeroOneLoss, dp.ScoreIndicator, dp.CappedMin)):
         if loss is dp.MultinomialLogisticLoss:
             first, second = (loss(data, dp.Variable(2 * CLASSES), classes=CLASSES) for _ in range(2))
         else:
