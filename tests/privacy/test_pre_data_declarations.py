@@ -36,7 +36,7 @@ import pytest
 
 import dpopt as dp
 import dpopt.mechanisms
-from dpopt.discovery import subclasses
+from dpopt.discovery import import_package, subclasses
 from dpopt.mechanisms.base import Mechanism
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.regularizers import L2Squared
@@ -60,6 +60,7 @@ def _concrete(base: type) -> list[type]:
 
 
 assert dpopt.mechanisms  # imported so that every mechanism module is loaded
+import_package("dpopt.modeling")  # and every loss module
 MECHANISMS = _concrete(Mechanism)
 LOSSES: list[Any] = [*_concrete(Loss), dp.ZeroOneLoss, dp.ScoreIndicator, dp.CappedMin]
 

@@ -15,7 +15,7 @@ from scipy.special import expit
 
 import dpopt as dp
 from dpopt.compile.cvxpy_program import loss_phi
-from dpopt.discovery import subclasses
+from dpopt.discovery import import_package, subclasses
 from dpopt.errors import ModelError
 from dpopt.modeling.losses import Loss, LossConstants
 from dpopt.testing import LossCheckReport, check_loss
@@ -26,6 +26,7 @@ EVERY_CHECK = {"lipschitz_l2", "lipschitz_l1", "dphi_bound", "hessian_bound", "d
                "value", "gradient", "cvxpy"}
 
 
+import_package("dpopt.modeling")  # a loss module nothing imports yet is found too
 BUILTIN = subclasses(Loss)  # every concrete Loss the dpopt package defines
 
 

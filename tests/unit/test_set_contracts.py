@@ -28,7 +28,7 @@ from dpopt.backends import registry
 from dpopt.backends.cvxpy_backend import is_qp
 from dpopt.compile.cvxpy_program import compile_cvxpy, loss_phi, regularizer_term, set_constraints
 from dpopt.compile.submodular_cvxpy import make_problem
-from dpopt.discovery import subclasses
+from dpopt.discovery import import_package, subclasses
 from dpopt.errors import BackendCapabilityError, MechanismError, ModelError
 from dpopt.mechanisms.base import SolverNeed
 from dpopt.modeling.constraint_set import ConstraintSet, Norm
@@ -53,7 +53,9 @@ ORD = {1: 1, 2: 2, "inf": np.inf}
 
 
 def _concrete_subclasses(base: type) -> set[type]:
-    """Every concrete subclass of ``base`` defined in the dpopt package (recursively)."""
+    """Every concrete subclass of ``base`` defined in the dpopt package (recursively), its modeling
+    layer imported first so that a set module nothing imports yet is found too."""
+    import_package("dpopt.modeling")
     return set(subclasses(base))
 
 
