@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -36,12 +36,31 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import UncertifiedOracleError
 from dpopt.executors import DEFAULT, Executor, current_executor, resolve_executor, use_executor
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
+from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.strength import warn_weak_guarantee
 from dpopt.progress import private_run
 
-if TYPE_CHECKING:
-    from dpopt.mechanisms.base import Mechanism
+
+class Budgeted(Protocol):
+    """What :func:`run_private` reads of the mechanism it runs: its guarantee, its ledger and its
+    public names (every :class:`~dpopt.mechanisms.base.Mechanism` has them; typed structurally so
+    that this module does not import the mechanisms it serves)."""
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def delta(self) -> float: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def theorem(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,7 @@ class Outcome:
     notes: tuple[str, ...] = ()
 
 
-def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outcome], *, problem: str,
+def run_private(mechanism: Budgeted, work: Callable[[np.random.Generator], Outcome], *, problem: str,
                 parameters: dict[str, Any], seed: int | None, keep_diagnostics: bool = False,
                 notes: tuple[str, ...] = (), feature_names: tuple[str, ...] = (),
                 executor: Any = None, solver: Any = None, n: int | None = None) -> Release:
@@ -83,8 +102,9 @@ def run_private(mechanism: Mechanism, work: Callable[[np.random.Generator], Outc
 
     Parameters
     ----------
-    mechanism : Mechanism
-        Supplies ε, δ, the ledger, the name and the theorem.
+    mechanism : Budgeted
+        Supplies ε, δ, the ledger, the name and the theorem (a
+        :class:`~dpopt.mechanisms.base.Mechanism`).
     work : callable
         ``work(rng) -> Outcome``: everything that touches the data.
     problem : str

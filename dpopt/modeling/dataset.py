@@ -36,8 +36,11 @@ import numpy as np
 from dpopt.errors import DataError, ModelError
 from dpopt.modeling.norms import inverse_order, norm_order
 from dpopt.modeling.readers import (
+    compute,
     is_dask_array,
     is_file_collection,
+    lazy_dataset_arrays,
+    read_encoded,
     table_declarations,
     text_columns,
 )
@@ -157,7 +160,6 @@ class Dataset:
     def _init_dask(self) -> None:
         """A Dask-backed dataset: the same rules, applied lazily per partition
         (:func:`dpopt.modeling.readers.lazy_dataset_arrays`)."""
-        from dpopt.modeling.readers import lazy_dataset_arrays
 
         if not self.clip:
             raise ModelError(
@@ -277,7 +279,6 @@ class Dataset:
         construction; otherwise the labels are read once (a pass over ``y``) and the answer is kept.
         """
         if self._binary is None:
-            from dpopt.modeling.readers import compute
 
             flag = np.all(np.abs(self.y) == 1.0)
             object.__setattr__(self, "_binary", bool(compute(flag)[0] if self.is_distributed else flag))
@@ -584,7 +585,6 @@ class Dataset:
                     positive: Any, label_spec: Numeric | None, intercept: bool, unseen: str, unknown_label: str,
                     scale: bool, bounds: dict[str, Any], options: dict[str, Any]) -> Dataset:
         """The Dask-backed dataset of :meth:`from_parquet` / :meth:`from_csv` over many files."""
-        from dpopt.modeling.readers import read_encoded
 
         full, pair = table_declarations(schema, label, classes, positive, intercept, unseen, unknown_label,
                                         label_spec=label_spec)

@@ -45,7 +45,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -59,11 +59,23 @@ from dpopt.modeling.schema import (
     did_you_mean,
 )
 
-if TYPE_CHECKING:
-    from dpopt.modeling.losses import Loss
-    from dpopt.modeling.schema import Schema
+
+class Link(Protocol):
+    """What the data-parallel reductions read of a loss: its dataset and its φ, φ' (every
+    :class:`~dpopt.modeling.losses.Loss` has them; typed structurally, so that this module, which
+    the losses call, does not import them back)."""
+
+    data: Any
+
+    def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray: ...
+
+    def dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray: ...
+
+
+LinkT = TypeVar("LinkT", bound=Link)
 
 __all__ = [
+    "Link",
     "compute",
     "dask_client",
     "data_free",
@@ -503,7 +515,7 @@ def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tup
 # ---------------------------------------------------------------------------
 
 
-def data_free(loss: Loss) -> Loss:
+def data_free(loss: LinkT) -> LinkT:
     """A shallow copy of ``loss`` without its dataset: what a worker needs to evaluate φ and φ'
     (the link function and its parameters), not a graph of the whole data."""
     link = copy.copy(loss)
@@ -512,11 +524,11 @@ def data_free(loss: Loss) -> Loss:
     return link
 
 
-def _value_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: Loss) -> np.ndarray:
+def _value_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: Link) -> np.ndarray:
     return np.array([[float(np.sum(link.phi(Xb @ theta, yb)))]])
 
 
-def loss_value(loss: Loss, theta: np.ndarray) -> float:
+def loss_value(loss: Link, theta: np.ndarray) -> float:
     """The average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i) over a Dask-backed dataset (one pass)."""
     da = require_dask()
     X: Any = loss.data.X
@@ -533,7 +545,7 @@ def materialize(arrays: Sequence[Any]) -> list[np.ndarray]:
     return [np.asarray(a) for a in compute(*arrays)]
 
 
-def _gradient_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: Loss) -> np.ndarray:
+def _gradient_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: Link) -> np.ndarray:
     """One partition's ``Σ_i ∇ℓ(θ; d_i)`` as a (1, d) block."""
     c = np.asarray(link.dphi(Xb @ theta, yb), dtype=np.float64)
     out = np.empty((1, Xb.shape[1]))
@@ -541,7 +553,7 @@ def _gradient_block(Xb: np.ndarray, yb: np.ndarray, *, theta: np.ndarray, link: 
     return out
 
 
-def gradient_sum(loss: Loss, theta: np.ndarray) -> np.ndarray:
+def gradient_sum(loss: Link, theta: np.ndarray) -> np.ndarray:
     """``Σ_i ∇ℓ(θ; d_i)`` over a Dask-backed dataset (one pass, unclipped; the loss's own
     gradient, not a private one)."""
     da = require_dask()

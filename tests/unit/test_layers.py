@@ -13,10 +13,11 @@ of more than one module), any ``import_module`` in the modeling and numerics lay
 reach a layer above without naming it), importing another module's private name, and an
 exception class defined outside ``dpopt/errors.py``.
 
-``TYPE_CHECKING`` imports count for the layer rule (a type from a layer above is a dependency
-on it) but not for the circle rule: they never run, so they cannot make an import order
-matter, and a type annotation naming a module that imports this one (a loss annotated in the
-reader of its data) is a description, not a use.
+``TYPE_CHECKING`` imports count for both rules: a type from a layer above is a dependency on
+it, and a type-only import back to a module that imports this one is a circle all the same (the
+two files cannot be understood, moved or split apart).  Where a lower module only needs the
+shape of an object from the module that calls it, it names that shape as a ``typing.Protocol``
+(``dpopt.modeling.readers.Link``, ``dpopt.mechanisms.pipeline.Budgeted``).
 """
 
 from __future__ import annotations
@@ -169,10 +170,10 @@ def upward(imports: Iterable[Import]) -> list[str]:
 
 
 def circles(imports: Iterable[Import], nodes: Iterable[str]) -> list[frozenset[str]]:
-    """The strongly connected components of more than one module (Tarjan), run-time imports only."""
+    """The strongly connected components of more than one module (Tarjan), type-only imports included."""
     graph: dict[str, set[str]] = {n: set() for n in nodes}
     for i in imports:
-        if not i.type_only and i.target in graph:
+        if i.target in graph:
             graph[i.source].add(i.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -308,12 +309,17 @@ def test_the_checks_catch_an_upward_import_a_circle_a_string_import_and_a_privat
     assert exception_classes(root) == ["dpopt.compile.x.Oops"]
 
 
-def test_a_type_only_circle_is_not_a_circle_and_a_clean_package_passes(tmp_path: Path) -> None:
-    root = _package(tmp_path, {
+def test_a_type_only_circle_is_a_circle_and_a_clean_package_passes(tmp_path: Path) -> None:
+    files = {
         "modeling/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from dpopt.modeling.b import B\n",
         "modeling/b.py": "from dpopt.modeling.a import f\n",
         "numerics/n.py": "from dpopt.errors import DpoptError\nfrom dpopt.modeling.a import f\n",
-    })
+    }
+    imports = all_imports(_package(tmp_path / "circle", files))
+    assert circles(imports, modules(tmp_path / "circle" / "dpopt")) == [
+        frozenset({"dpopt.modeling.a", "dpopt.modeling.b"})]
+    clean = {**files, "modeling/a.py": "from typing import Protocol\nclass B(Protocol):\n    pass\n"}
+    root = _package(tmp_path / "clean", clean)
     imports = all_imports(root)
     assert upward(imports) == [] and circles(imports, modules(root)) == []
     assert private_imports(imports) == set() and exception_classes(root) == []
