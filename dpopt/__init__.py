@@ -73,6 +73,7 @@ _EXPORTS = {
     "CappedMin": "dpopt.modeling.row_losses",
     "Lookup": "dpopt.modeling.row_losses",
     "ExponentialMechanism": "dpopt.mechanisms.exponential",
+    "choose_discrete_mechanism": "dpopt.mechanisms.discrete_advice",
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
@@ -118,6 +119,9 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.mechanisms.adassp import AdaSSP as AdaSSP
     from dpopt.mechanisms.base import Mechanism as Mechanism
     from dpopt.mechanisms.base import default_ledger as default_ledger
+    from dpopt.mechanisms.discrete_advice import (
+        choose_discrete_mechanism as choose_discrete_mechanism,
+    )
     from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe as DualFrankWolfe
     from dpopt.mechanisms.exponential import ExponentialMechanism as ExponentialMechanism
     from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe as GaussianFrankWolfe

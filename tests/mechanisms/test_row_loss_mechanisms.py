@@ -234,3 +234,19 @@ def test_exponential_mechanism_refuses_a_domain_too_large_before_the_charge() ->
     with pytest.raises(dp.errors.MechanismError, match="OPDisc"):
         ExponentialMechanism(1.0, max_points=10_000, ledger=ledger).run(problem)
     assert ledger.spent == (0.0, 0.0)
+
+
+def test_auto_advice_reads_declarations_only_and_names_its_rule() -> None:
+    """Enumerable → the exponential mechanism; else OPDisc (δ > 0) or RSPM (δ = 0); the same on neighbours."""
+    d0 = _clients()
+    d1 = d0.replace_row(1, [40.0, 40.0], 0.0)
+    small = [dp.choose_discrete_mechanism(_facility(d), 1.0, 1e-5) for d in (d0, d1)]
+    assert [type(m) for m, _ in small] == [ExponentialMechanism] * 2 and small[0][1] == small[1][1]
+    rng = np.random.default_rng(0)
+    sites = rng.integers(0, 5, size=(40, 2)).astype(float)
+    big = DiscreteProblem(dp.CappedMin(d0, dp.Variable(40), dp.BinaryChoice(40, at_most=8),
+                                       lambda r: np.abs(sites - r).sum(axis=1), cap=4.0))
+    mech, rule = dp.choose_discrete_mechanism(big, 1.0, 1e-5)
+    assert isinstance(mech, dp.OPDisc) and "too many" in rule
+    mech, rule = dp.choose_discrete_mechanism(big, 1.0, 0.0)
+    assert isinstance(mech, dp.RSPM) and mech.delta == 0.0
