@@ -169,6 +169,8 @@ class LinearIR:
         Z, _, counts = atom.groups
         for g in range(Z.shape[0]):
             c = self._weight * atom.unit * int(counts[g])
+            if c == 0:
+                continue
             lo, hi = self.margin_range(Z[g])
             if atom.sense == "<=":
                 if hi <= atom.cut:
@@ -193,6 +195,8 @@ class LinearIR:
         R, q, qb = atom.span, atom.q, atom.qb
         for g in range(Z.shape[0]):
             c = self._weight * atom.unit * int(counts[g])
+            if c == 0:
+                continue
             lo, hi = self.margin_range(Z[g])
             vmin, vmax = qb - q * hi, qb - q * lo  # range of qb − q·m over the box
             if vmin >= R:

@@ -75,7 +75,6 @@ class RowLoss:
     """
 
     name = "row-loss"
-    declared = True
     #: what the labels mean to the loss: "none" (unused) or "classes" (±1, mapped row by row)
     label_domain = "none"
 
@@ -108,6 +107,11 @@ class RowLoss:
     __rmul__ = __mul__
 
     # -- declared constants ------------------------------------------------------------------------
+    @property
+    def declared(self) -> bool:
+        """Whether B comes from the declaration (always, for these losses)."""
+        return True
+
     @property
     def exact_bound(self) -> Fraction:
         """B as a rational: Σ c · (the atom's row range)."""
@@ -268,7 +272,7 @@ class _ScoreAtom(Atom):
             A = A * np.where(self.data.y > 0, 1, -1).astype(np.int64)[:, None]
         return A
 
-    def margins(self, K: np.ndarray) -> np.ndarray:
+    def group_margins(self, K: np.ndarray) -> np.ndarray:
         """⟨z_g, k⟩ for each point and group (int64, or Python integers beyond 2⁶²)."""
         Z = self.groups[0]
         K = np.atleast_2d(np.asarray(K, dtype=np.int64))
@@ -305,7 +309,7 @@ class ScoreIndicator(_ScoreAtom):
         return f"ScoreIndicator({'y·' if self.signed else ''}⟨x, w⟩ {self.sense} {float(self.threshold):g})"
 
     def group_units(self, K: np.ndarray) -> np.ndarray:
-        M = self.margins(K)
+        M = self.group_margins(K)
         hit = (M <= self.cut) if self.sense == "<=" else (M >= self.cut)
         return np.asarray(hit, dtype=np.int64)
 
@@ -333,7 +337,7 @@ class Ramp(_ScoreAtom):
         return f"Ramp({'y·' if self.signed else ''}⟨x, w⟩ from {float(self.low):g} to {float(self.high):g})"
 
     def group_units(self, K: np.ndarray) -> np.ndarray:
-        M = self.margins(K)
+        M = self.group_margins(K)
         R = np.clip(self.qb - self.q * M, 0, self.span) if M.dtype != object else np.vectorize(
             lambda m: min(max(self.qb - self.q * m, 0), self.span), otypes=[object])(M)
         return np.asarray(R)

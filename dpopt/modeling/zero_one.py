@@ -15,17 +15,27 @@ so they agree exactly (no floating-point margin can differ between them).
 from __future__ import annotations
 
 import functools
+import math
+from fractions import Fraction
 
 import numpy as np
 
 from dpopt.errors import ModelError
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.domains import IntegerGrid
+from dpopt.modeling.row_losses import ScoreIndicator
 from dpopt.modeling.variable import Variable
 
 
-class ZeroOneLoss:
+class ZeroOneLoss(ScoreIndicator):
     """ℓ_i(w) = c_i · 1[y_i ⟨x_i, w⟩ ≤ 0]: a point on the hyperplane counts as an error.
+
+    The weighted instance of :class:`~dpopt.modeling.row_losses.ScoreIndicator` (signed, ≤ 0): it
+    sums and scales with the other row losses and compiles through the general model
+    (:mod:`dpopt.compile.discrete_ir`); alone over an IntegerGrid it keeps its own encodings (the
+    merged primitive-direction MIPs and the grouped decomposition, :mod:`dpopt.compile.mip_pyomo`,
+    :mod:`dpopt.compile.mip_grouped`).  Its unit is the gcd of the (clipped) weights, and a group's
+    multiplicity is its rows' total weight in that unit, so totals stay exact integers of the unit.
 
     Parameters
     ----------
@@ -87,8 +97,24 @@ class ZeroOneLoss:
                                                       and np.isfinite(weight_bound) and weight_bound > 0):
                 raise ModelError("weight_bound must be a positive finite number (a declared bound)")
             w = np.minimum(w, float(weight_bound))
+        super().__init__(data, variable, domain)  # signed ⟨x, w⟩ ≤ 0, labels mapped to ±1
         self.weight_bound = None if weight_bound is None else float(weight_bound)
         self.data, self.variable, self.domain, self.weights = data, variable, domain, w
+        self.unit = _weight_unit(w)
+        self.row_bound = Fraction(self._bound)
+        self.terms = ((Fraction(1), self),)
+
+    @functools.cached_property
+    def groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(unique signed integer rows, first row of each, total weight of each in units of :attr:`unit`)."""
+        keys = self.group_keys()
+        uniq, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        mult = [0] * uniq.shape[0]
+        for i, c in zip(inverse.tolist(), self.weights.tolist(), strict=True):
+            mult[i] += int(Fraction(c) / self.unit)  # exact: every weight is a multiple of the unit
+        big = max(mult, default=0) * max(1, len(mult)) >= 2**62
+        return uniq, first, np.array(mult, dtype=object if big else np.int64)
 
     @property
     def declared(self) -> bool:
@@ -171,3 +197,12 @@ class ZeroOneLoss:
 
     def value(self, w: np.ndarray) -> float:
         return float(self.values(np.asarray(w)[None, :])[0])
+
+
+def _weight_unit(weights: np.ndarray) -> Fraction:
+    """The gcd of the positive weights as exact rationals (1 when all weights are 0)."""
+    pos = [Fraction(float(c)) for c in np.unique(weights[weights > 0])]
+    if not pos:
+        return Fraction(1)
+    den = math.lcm(*(f.denominator for f in pos))
+    return Fraction(math.gcd(*(int(f * den) for f in pos)), den)

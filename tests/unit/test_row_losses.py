@@ -63,6 +63,16 @@ def _ref_indicator(t: float, sense: str, signed: bool) -> Callable[[dp.Dataset, 
     return f
 
 
+def _weights(n: int) -> np.ndarray:
+    return (np.arange(n) % 5) / 4.0  # 0 … 1 in quarters; the bound 0.75 clips the largest
+
+
+def _ref_zero_one(data: dp.Dataset, w: np.ndarray) -> Fraction:
+    c = np.minimum(_weights(data.n), 0.75)
+    return sum((Fraction(float(ci)) for x, y, ci in zip(data.X, data.y, c, strict=True)
+                if _score(x, y, w, True) <= 0), Fraction(0))
+
+
 def _ref_ramp(lo: float, hi: float, signed: bool) -> Callable[[dp.Dataset, np.ndarray], Fraction]:
     def f(data: dp.Dataset, w: np.ndarray) -> Fraction:
         a, b = Fraction(lo), Fraction(hi)
@@ -97,6 +107,8 @@ def _cases() -> list[tuple[str, type, Callable, object, Callable, Callable]]:
         ("indicator-ge", dp.ScoreIndicator, _schema_data, sparse,
          lambda d, w, g: dp.ScoreIndicator(d, w, g, threshold=0.5, sense=">=", signed=False),
          _ref_indicator(0.5, ">=", False)),
+        ("zero-one-weighted", dp.ZeroOneLoss, _schema_data, grid,  # 1.0 × : through the general model
+         lambda d, w, g: 1.0 * dp.ZeroOneLoss(d, w, g, weights=_weights(d.n), weight_bound=0.75), _ref_zero_one),
         ("ramp", dp.Ramp, _schema_data, sparse,
          lambda d, w, g: dp.Ramp(d, w, g, low=-0.75, high=1.25), _ref_ramp(-0.75, 1.25, True)),
         ("capped-min", dp.CappedMin, _points, two,
