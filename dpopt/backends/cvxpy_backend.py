@@ -29,13 +29,12 @@ _STATUS = {
 def is_qp(problem: Problem) -> bool:
     """Whether the compiled problem is a QP (quadratic objective, polyhedral constraints).
 
-    Read from the declarations ``ConstraintSet.polyhedral`` and ``Regularizer.qp_representable``.
+    Read from the declarations ``Loss.qp_representable``, ``ConstraintSet.polyhedral`` and
+    ``Regularizer.qp_representable``.
     """
-    from dpopt.modeling import losses as L
-
-    quadratic_loss = isinstance(problem.loss, (L.SquaredLoss, L.HuberLoss))
     polyhedral = problem.constraint is None or problem.constraint.polyhedral
-    return quadratic_loss and polyhedral and all(r.qp_representable for r in problem.regularizers)
+    return (problem.loss.qp_representable and polyhedral
+            and all(r.qp_representable for r in problem.regularizers))
 
 
 @runtime_checkable
@@ -78,8 +77,8 @@ class CvxpyBackend(Backend[CvxpyCompiled]):
             )
         if self.qp_only and not is_qp(problem):
             raise BackendCapabilityError(
-                f"backend {self.name!r} solves only quadratic programs (squared or Huber loss over "
-                f"ℝ^d or a polyhedral set); this problem ({problem.summary()}) is not one: "
+                f"backend {self.name!r} solves only quadratic programs (a squared, Huber or hinge loss "
+                f"over ℝ^d or a polyhedral set); this problem ({problem.summary()}) is not one: "
                 "use 'clarabel' or 'scipy'"
             )
 

@@ -87,6 +87,9 @@ class Loss(ABC):
     #: p(1 − p) ≤ 1 − p), so that a small gradient also means a flat loss: DP-GD's preconditioned
     #: steps may then lengthen the step as the adaptive clip shrinks (dpopt.mechanisms.gradient_descent)
     curvature_follows_slope: ClassVar[bool] = False
+    #: whether the loss's cvxpy encoding is a quadratic (or linear) objective, so that over a
+    #: polyhedral set with QP-representable regularizers the problem is a QP (QP-only backends)
+    qp_representable: ClassVar[bool] = False
 
     def __init__(self, data: Dataset, variable: Variable) -> None:
         if not isinstance(data, Dataset):
@@ -128,6 +131,14 @@ class Loss(ABC):
         """
         ys = self.declared_labels()
         return float(np.max(self.phi(np.zeros(ys.size), ys)))
+
+    def dphi_at_zero_bound(self) -> float:
+        """sup |φ'(0, y)| over the admissible labels, from the declarations only.
+
+        ``dphi_bound(0)`` by default; a loss with a sharper closed form overrides it (the
+        a-priori fallback's start, :mod:`dpopt.numerics.apg`, reads it).
+        """
+        return float(self.dphi_bound(0.0))
 
     # -- the scalar link function ------------------------------------------------
     @abstractmethod
@@ -235,9 +246,14 @@ class SquaredLoss(Loss):
     """
 
     name = "squared"
+    qp_representable = True
 
     def _check_data(self) -> None:
         _require_y_bound(self)
+
+    def dphi_at_zero_bound(self) -> float:
+        y_bound = self.data.y_bound
+        return 2.0 * y_bound if y_bound is not None else float(self.dphi_bound(0.0))  # |2(0 − y)| ≤ 2Y
 
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (z - y) ** 2
@@ -268,6 +284,9 @@ class LogisticLoss(Loss):
     curvature_follows_slope = True  # σ(z)(1 − σ(z)) ≤ 1 − σ(z) = |φ'| for y = 1 (and symmetrically)
     label_domain = "classes"
 
+    def dphi_at_zero_bound(self) -> float:
+        return 0.5  # |φ'(0, ±1)| = σ(0) = 1/2
+
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logaddexp(0.0, -y * z)
 
@@ -294,10 +313,15 @@ class HuberLoss(Loss):
     """
 
     name = "huber"
+    qp_representable = True
 
     def __init__(self, data: Dataset, variable: Variable, *, h: float = 1.0) -> None:
         self.h = _positive_parameter(h, "Huber threshold h")
         super().__init__(data, variable)
+
+    def dphi_at_zero_bound(self) -> float:
+        y_bound = self.data.y_bound
+        return min(self.h, y_bound) if y_bound is not None else float(self.dphi_bound(0.0))  # |clip(−y, ±h)|
 
     def _check_data(self) -> None:
         _require_y_bound(self)
@@ -334,6 +358,9 @@ class SmoothedHingeLoss(Loss):
         self.h = _positive_parameter(h, "smoothing width h")
         super().__init__(data, variable)
 
+    def dphi_at_zero_bound(self) -> float:
+        return min(1.0, 1.0 / self.h)  # |φ'(0, ±1)| = clip(1/h, 0, 1)
+
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         m = y * z
         return np.where(m >= 1, 0.0, np.where(m > 1 - self.h, (1 - m) ** 2 / (2 * self.h), 1 - m - self.h / 2))
@@ -362,6 +389,7 @@ class HingeLoss(Loss):
 
     name = "hinge"
     label_domain = "classes"
+    qp_representable = True  # piecewise linear: an LP, which a QP solver takes
 
     def phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - y * z)

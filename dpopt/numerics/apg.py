@@ -91,7 +91,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpopt.errors import MechanismError
-from dpopt.modeling.losses import HuberLoss, LogisticLoss, Loss, SmoothedHingeLoss, SquaredLoss
+from dpopt.modeling.losses import Loss
 from dpopt.modeling.submodular_norms import SubmodularNorm, product_l1_blocks, prox_omega
 from dpopt.numerics.certificates import certify
 from dpopt.numerics.prox import Certificate, composite_prox, prox_supported
@@ -229,23 +229,10 @@ def _require_supported(problem: Problem) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _dphi_at_zero(loss: Loss) -> float:
-    """sup_y |φ'(0, y)| over admissible labels, from the declared bounds (module docstring)."""
-    if isinstance(loss, LogisticLoss):
-        return 0.5
-    if isinstance(loss, SmoothedHingeLoss):
-        return min(1.0, 1.0 / loss.h)
-    y_bound = loss.data.y_bound
-    if isinstance(loss, SquaredLoss) and y_bound is not None:
-        return 2.0 * y_bound
-    if isinstance(loss, HuberLoss) and y_bound is not None:
-        return min(loss.h, y_bound)
-    return float(loss.dphi_bound(0.0))
-
-
 def _gradient_at_zero_bound(loss: Loss) -> float:
-    """G₀ ≥ ‖∇L̂(0)‖₂ = ‖(1/n) Σ φ'(0, y_i) x_i‖₂ from the declared bounds."""
-    return _dphi_at_zero(loss) * loss.data.x_bound_in(2)
+    """G₀ ≥ ‖∇L̂(0)‖₂ = ‖(1/n) Σ φ'(0, y_i) x_i‖₂ from the declared bounds
+    (:meth:`~dpopt.modeling.losses.Loss.dphi_at_zero_bound`)."""
+    return loss.dphi_at_zero_bound() * loss.data.x_bound_in(2)
 
 
 def origin_in(c: ConstraintSet | None) -> bool:
