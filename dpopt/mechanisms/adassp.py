@@ -7,6 +7,7 @@ no solver:
 1. the smallest eigenvalue λ_min(XᵀX), a scalar;
 2. XᵀX, released as its upper triangle (diagonal included, k = d(d+1)/2 values) and mirrored;
 3. Xᵀy, a d-vector;
+4. with a declared intercept column, Σy (below);
 
 then (Wan18 Alg. 2, lines 2, 3 and 6)
 
@@ -38,10 +39,14 @@ are add/remove-one; dpopt's are replace-one, and the sensitivities are derived f
 * **Xᵀy**: ‖x'y' − xy‖₂ ≤ ‖x'‖|y'| + ‖x‖|y| ≤ **Δ₃ = 2·B·Y**, twice the paper's add/remove
   B·Y (attained by x' = x, y' = −y).
 
-The budget is composed in **zCDP** ([CKS20]; Bun & Steinke 2016): ρ = zcdp_rho(ε, δ) is the
-largest ρ whose [CKS20] conversion gives δ(ε) ≤ δ (:func:`dpopt.privacy.zcdp.zcdp_rho`), and
+The budget is composed in **zCDP** ([CKS20]; Bun & Steinke 2016): ρ = zcdp_rho(ε', δ) is the
+largest ρ whose [CKS20] conversion gives δ(ε') ≤ δ (:func:`dpopt.privacy.zcdp.zcdp_rho`), and
 the three releases get the shares :data:`SHARES` of it (0.1 for the scalar λ_min, 0.45 each
-for XᵀX and Xᵀy); zCDP adds up, so the triple is ρ-zCDP and hence (ε, δ)-DP.  (The paper splits
+for XᵀX and Xᵀy); zCDP adds up, so the triple is ρ-zCDP and hence (ε', δ)-DP.  ε' = ε without
+a declared intercept; with one, a fourth release — Σy, one value of ℓ1 sensitivity 2Y under
+replace-one, with exact discrete Laplace noise on its grid (:func:`~dpopt.privacy.grid.laplace_on_grid`)
+— is ε_mean-DP with ε_mean = :data:`MEAN_SHARE`·ε, ε' = ε − ε_mean, and basic composition
+(DR14 Thm. 3.16) makes the four (ε, δ)-DP.  (The paper splits
 (ε, δ) into three equal parts by basic composition; at δ = 1/n² the zCDP split draws about
 1.7× less noise on the two large releases.)
 
@@ -82,16 +87,22 @@ solve is then a ridge regression on data centred by the noisy means that the rel
 statistics already hold (that column's row of XᵀX^ is the noisy Σx, its entry of Xᵀy^ the noisy
 Σy), so the ridge shrinks the slopes towards 0 and the prediction towards the noisy mean of y —
 not towards 0, the middle of the declared label range, which is where an intercept shrunk with
-the slopes pulled every prediction.  Each noisy mean is shrunk linearly towards the middle of
-its declared range by w = v/(v + s²), s the public noise of the mean (σ/n of its release) and v
-the variance of a mean spread evenly over the declared range (Y²/3 for y, B²/(3(d − 1)) per
-coordinate of x): w ≈ 1 wherever the noise is small, and a mean the noise would swamp (a few
-hundred rows at ε ≈ 0.1) is damped rather than trusted.  The rule stays conservative: for the centred Gram matrix
-S (the Schur complement of the intercept's entry), λ_min(XᵀX) ≤ λ_min(S) (for v with Sv = λ_min(S)v,
-the vector (v, −x̄ᵀv) has Rayleigh quotient ≤ λ_min(S) on XᵀX), so λ̃_min still bounds λ_min(S)
-from below.  A declared ``L2Squared`` term still applies to every coordinate (it is part of the
-declared objective).  Nothing new is released and nothing in the accounting changes; the
-release records ``intercept_column``.
+the slopes pulled every prediction.  The mean of y has two noisy estimates, (Xᵀy^)_j/n and the
+Laplace Σy^/n (a pure-DP scalar needs far less noise than a Gaussian at δ = 1/n²: the intercept
+is what a few hundred rows can estimate), averaged with inverse-variance weights.  Each noisy
+mean is then shrunk linearly towards the middle of its declared range by w = v/(v + s²), s² the
+public variance of the estimate and v the variance of a mean spread evenly over the declared
+range (Y²/3 for y, B²/(3(d − 1)) per coordinate of x): w ≈ 1 wherever the noise is small, and a
+mean the noise would swamp is damped rather than trusted.  (:data:`MEAN_SHARE` = 0.25 was
+chosen on the tables of ``dpopt bench regression-rule``: the mean R² of AdaSSP where DPRidge's
+rule picks it was 0.001, 0.027, 0.069 and 0.058 at shares 0, 0.15, 0.25 and 0.4.)
+
+The rule stays conservative: for the centred Gram matrix S (the Schur complement of the
+intercept's entry), λ_min(XᵀX) ≤ λ_min(S) (for v with Sv = λ_min(S)v, the vector (v, −x̄ᵀv) has
+Rayleigh quotient ≤ λ_min(S) on XᵀX), so λ̃_min still bounds λ_min(S) from below.  A declared
+``L2Squared`` term counts toward the slopes' ridge only: as in scikit-learn's ``Ridge``, the
+intercept is not penalized.  The release records ``intercept_column``, ``epsilon_mean`` and the
+Laplace release's ``sensitivity_l1_label_sum``, ``noise_scale_label_sum`` and ``grid_step_label_sum``.
 """
 
 from __future__ import annotations
@@ -112,6 +123,7 @@ from dpopt.modeling.problem import Problem
 from dpopt.modeling.readers import compute
 from dpopt.modeling.schema import INTERCEPT, Intercept
 from dpopt.privacy.accountant import GridSteps, zcdp_gaussian_steps
+from dpopt.privacy.grid import laplace_on_grid
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.zcdp import zcdp_rho
 
@@ -119,6 +131,8 @@ __all__ = ["AdaSSP", "AdaSSPPlan", "adassp_ridge", "gram_sensitivity", "intercep
 
 #: the shares of ρ(ε, δ) of the three releases: λ_min(XᵀX), XᵀX, Xᵀy (module docstring)
 SHARES = (0.1, 0.45, 0.45)
+#: with a declared intercept, the share of ε spent on the pure-DP Laplace release of Σy
+MEAN_SHARE = 0.25
 #: what AdaSSP accepts (the one-line refusal of anything else names it)
 ACCEPTS = ("AdaSSP accepts the squared loss (SquaredLoss) with no constraint set or an L2Ball, "
            "and at most an L2Squared regularizer")
@@ -204,6 +218,7 @@ class AdaSSPPlan(Plan):
     threshold: float  # τ = σ₂·√(d·log(2d²/δ)) (Alg. 2 line 3)
     floor: float  # n·Λ/2 of a declared L2Squared term
     intercept: int | None = None  # the declared constant-1 column: not ridged, its diagonal entry is n
+    mean_noise: NoiseSpec | None = None  # Σy (with an intercept): exact discrete Laplace, pure ε_mean
 
 
 class AdaSSP(Mechanism):
@@ -273,13 +288,15 @@ class AdaSSP(Mechanism):
             raise MechanismError(f"{ACCEPTS}; got the regularizers {names}")
 
     def plan(self, problem: Problem, options: RunOptions | None = None) -> AdaSSPPlan:
-        """Check the problem and calibrate the three releases (n, d, B, Y, ε, δ only)."""
+        """Check the problem and calibrate the releases (n, d, B, Y, ε, δ and the declared intercept only)."""
         self._check_problem(problem)
         data = problem.loss.data
         n, d = problem.n, problem.dim
         x_bound = float(data.x_bound_in(2))
         y_bound = float(data.y_bound)  # type: ignore[arg-type]  # SquaredLoss requires it
-        rho = zcdp_rho(self.epsilon, self.delta)
+        intercept = intercept_column(data)
+        mean_eps = MEAN_SHARE * self.epsilon if intercept is not None and MEAN_SHARE > 0 else 0.0
+        rho = zcdp_rho(self.epsilon - mean_eps, self.delta)
         sens = (x_bound * x_bound, gram_sensitivity(x_bound, d), 2.0 * x_bound * y_bound)
         dims = (1, d * (d + 1) // 2, d)
         steps = tuple(zcdp_gaussian_steps(s, k, 1, share * rho) for s, k, share in zip(sens, dims, SHARES, strict=True))
@@ -287,19 +304,25 @@ class AdaSSP(Mechanism):
         shift = laws[0].scale * math.sqrt(math.log(6.0 / self.delta))
         threshold = laws[1].scale * math.sqrt(d * math.log(2.0 * d * d / self.delta))
         floor = 0.5 * n * problem.l2_weight
-        intercept = intercept_column(data)
         params = self._parameters(x_bound, y_bound, sens, steps, (shift, threshold, floor), problem)
-        params.update(intercept_column=intercept, zcdp_rho=sum(step.rho for step in steps))
+        params.update(intercept_column=intercept, zcdp_rho=sum(step.rho for step in steps), epsilon_mean=mean_eps,
+                      epsilon_zcdp=self.epsilon - mean_eps)
+        mean_noise = None
+        if mean_eps > 0:  # Σy, one value of ℓ1 sensitivity 2Y, pure mean_eps-DP
+            mean_noise = NoiseSpec.on_grid(laplace_on_grid(2.0 * y_bound, mean_eps, 1))
+            params.update(sensitivity_l1_label_sum=2.0 * y_bound, noise_scale_label_sum=mean_noise.scale,
+                          grid_step_label_sum=mean_noise.grid_step)
         return AdaSSPPlan(problem=problem, parameters=params, eigen_noise=laws[0], gram_noise=laws[1],
                           moment_noise=laws[2], eigen_cap=n * x_bound * x_bound, shift=shift,
-                          threshold=threshold, floor=floor, intercept=intercept)
+                          threshold=threshold, floor=floor, intercept=intercept, mean_noise=mean_noise)
 
     def _parameters(self, x_bound: float, y_bound: float, sens: tuple[float, ...], steps: tuple[GridSteps, ...],
                     rule: tuple[float, float, float], problem: Problem) -> dict[str, Any]:
         """The public record: bounds, split, and per statistic its sensitivity, σ, grid and ρ."""
         params: dict[str, Any] = {
             "noise": "discrete-gaussian", "neighbouring": "replace-one",
-            "accountant": "zcdp: three releases at shares " + ", ".join(f"{s:g}" for s in SHARES) + " of ρ(ε, δ)",
+            "accountant": ("basic composition of a pure ε_mean Laplace Σy (with an intercept) and zcdp: three "
+                           "releases at shares " + ", ".join(f"{s:g}" for s in SHARES) + " of ρ(ε − ε_mean, δ)"),
             "x_bound_l2": x_bound, "y_bound": y_bound,
             "ridge_shift": rule[0], "ridge_threshold": rule[1], "ridge_floor": rule[2],
             "projected": problem.constraint is not None,
@@ -321,14 +344,19 @@ class AdaSSP(Mechanism):
         noisy_eigen = float(plan.eigen_noise.release(np.array([eigen]), rng)[0])
         noisy_gram = _mirror(plan.gram_noise.release(gram[upper], rng), d)
         noisy_moment = plan.moment_noise.release(moment, rng)
+        noisy_sum = None
+        if plan.mean_noise is not None:
+            noisy_sum = float(plan.mean_noise.release(np.array([label_sum(problem.loss.data)]), rng)[0])
         ridge = adassp_ridge(noisy_eigen, shift=plan.shift, threshold=plan.threshold, floor=plan.floor)
         if plan.intercept is None:
             theta = _ridge_solve(noisy_gram, ridge, noisy_moment)
         else:
             data = problem.loss.data
+            laplace = None if plan.mean_noise is None or noisy_sum is None else (noisy_sum, plan.mean_noise.scale)
+            mean_y = _label_mean(noisy_moment[plan.intercept], plan.moment_noise.scale, laplace, problem.n,
+                                 float(data.y_bound))
             theta = _centred_solve(noisy_gram, noisy_moment, ridge, plan.intercept, problem.n,
-                                   float(data.x_bound_in(2)), float(data.y_bound), plan.gram_noise.scale,
-                                   plan.moment_noise.scale)
+                                   float(data.x_bound_in(2)), plan.gram_noise.scale, mean_y)
         if problem.constraint is not None:
             theta = np.asarray(problem.constraint.project(theta), dtype=np.float64)
         return Outcome(theta, parameters={"noisy_min_eigenvalue": noisy_eigen, "noisy_ridge": ridge})
@@ -356,18 +384,41 @@ def _mirror(upper: np.ndarray, d: int) -> np.ndarray:
     return out + np.triu(out, 1).T
 
 
+def _label_mean(moment_sum: float, moment_sigma: float, laplace: tuple[float, float] | None, n: int,
+                y_bound: float) -> float:
+    """The noisy mean of y from its two releases (module docstring; post-processing).
+
+    (Xᵀy^)_j/n (Gaussian, σ₃/n) and the Laplace Σy^/n (variance 2b²/n²) are averaged with
+    inverse-variance weights, shrunk by w = v/(v + s²) (s² the average's variance, v = Y²/3) and
+    clipped to [−Y, Y].
+    """
+    weights, sums = [(moment_sigma / n) ** -2], [moment_sum]
+    if laplace is not None:  # (Σy^, b): variance 2b²
+        weights.append(0.5 * (laplace[1] / n) ** -2)
+        sums.append(laplace[0])
+    spread = 1.0 / sum(weights)
+    combined = spread * sum(w * t for w, t in zip(weights, sums, strict=True)) / n
+    prior = y_bound * y_bound / 3.0
+    return float(np.clip(prior / (prior + spread) * combined, -y_bound, y_bound))
+
+
+def label_sum(data: Dataset) -> float:
+    """Σy of a dataset (its labels as stored, within ±Y; a Dask-backed one reduced on its client)."""
+    y = data.y
+    total = compute(y.sum())[0] if data.is_distributed else y.sum()
+    return float(total)
+
+
 def _centred_solve(gram: np.ndarray, moment: np.ndarray, ridge: float, j: int, n: int, x_bound: float,
-                   y_bound: float, gram_sigma: float, moment_sigma: float) -> np.ndarray:
+                   gram_sigma: float, mean_y: float) -> np.ndarray:
     """θ from the noisy statistics with column ``j`` the intercept (module docstring; post-processing).
 
-    The noisy means m_x = (XᵀX^)_{·j}/n (projected onto the ℓ2 ball of radius B) and
-    m_y = w·(Xᵀy^)_j/n (clipped to [−Y, Y]) centre the statistics: S = G − n·m_x m_xᵀ, its
+    The noisy mean m_x = w·(XᵀX^)_{·j}/n (projected onto the ℓ2 ball of radius B) and the
+    noisy mean m_y (:func:`_label_mean`) centre the statistics: S = G − n·m_x m_xᵀ, its
     negative eigenvalues set to 0, and c = Xᵀy^ − n·m_x m_y over the other columns; the slopes
-    solve (S + λI)β = c and the intercept is m_y − m_xᵀβ.  w = v/(v + (σ₃/n)²) with v = Y²/3
-    (the variance of a mean spread evenly over [−Y, Y]) is the linear shrinkage of the noisy
-    mean (noise σ₃/n, public) towards the middle of the declared range: w ≈ 1 wherever the
-    noise is small against Y, and it damps the mean only where the noise would swamp it.  No
-    value can make it fail.
+    solve (S + λI)β = c and the intercept is m_y − m_xᵀβ.  w = v/(v + (σ₂/n)²), with
+    v = B²/(3(d − 1)), shrinks the mean towards the middle of the declared ball by its public
+    noise.  No value can make it fail.
     """
     d = moment.shape[0]
     keep = np.delete(np.arange(d), j)
@@ -376,9 +427,6 @@ def _centred_solve(gram: np.ndarray, moment: np.ndarray, ridge: float, j: int, n
     norm = float(np.linalg.norm(mean_x))
     if norm > x_bound:
         mean_x = mean_x * (x_bound / norm)
-    prior = y_bound * y_bound / 3.0
-    weight = prior / (prior + (moment_sigma / n) ** 2)
-    mean_y = float(np.clip(weight * moment[j] / n, -y_bound, y_bound))
     centred = gram[np.ix_(keep, keep)] - n * np.outer(mean_x, mean_x)
     values, vectors = np.linalg.eigh(centred)
     centred = (vectors * np.maximum(values, 0.0)) @ vectors.T

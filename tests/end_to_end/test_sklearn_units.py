@@ -151,18 +151,18 @@ def test_coef_is_per_unit_of_each_raw_column(mechanism):
 
 
 def test_predictions_stay_in_the_declared_label_range():
-    """Whatever the released θ (here a fitted one blown up tenfold, as a noisy release can be),
+    """Whatever the released θ (here replaced by a large one, as a noisy release can be),
     predict() stays in [low, high] of label_spec / [−y_bound, y_bound], and equals the linear
     predictor wherever that is inside."""
     X, y = _table(n=2000)
     for kwargs, (low, high) in (({"label_spec": SPEC}, (80, 200)), ({"y_bound": 150.0}, (-150, 150))):
         est = DPRidge(epsilon=1.0, x_bound=float(np.sqrt(6)), random_state=0, ledger=dp.Ledger(), **kwargs).fit(X, y)
         assert est.label_range() == (low, high)
-        est._theta = 10.0 * est._theta
+        est._theta = np.array([200.0, -200.0, 200.0, -200.0, 200.0, 0.0])  # x0 − x1 + … : both clips act
         linear = X @ est._theta[:-1] + est._theta[-1]
         if "label_spec" in kwargs:
             linear = 140.0 + 60.0 * linear  # the label map's centre and half-width
         predicted = est.predict(X)
         assert predicted.min() >= low and predicted.max() <= high
-        assert np.any(linear < low) or np.any(linear > high)  # the clip acted
+        assert np.any(linear < low) and np.any(linear > high)  # the clip acted at both ends
         np.testing.assert_allclose(predicted, np.clip(linear, low, high), rtol=1e-12)

@@ -28,6 +28,7 @@ import pytest
 import dpopt as dp
 from dpopt.errors import MechanismError, PrivacyParameterError
 from dpopt.mechanisms.adassp import (
+    MEAN_SHARE,
     SHARES,
     AdaSSP,
     AdaSSPPlan,
@@ -37,7 +38,7 @@ from dpopt.mechanisms.adassp import (
 )
 from dpopt.mechanisms.base import NoiseSpec
 from dpopt.privacy.accountant import zcdp_gaussian_steps
-from dpopt.privacy.grid import grid_step
+from dpopt.privacy.grid import grid_step, laplace_on_grid
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.zcdp import zcdp_delta, zcdp_rho
 from dpopt.testing import audit, one_point_pair
@@ -66,12 +67,13 @@ def _problem(data: dp.Dataset, *, ball: float | None = None, ridge: float | None
 
 
 class HalfNoiseAdaSSP(AdaSSP):
-    """Mutation: the same mechanism with the noise of all three releases halved (same grids, rule)."""
+    """Mutation: the same mechanism with the noise of every release halved (same grids, rule)."""
 
     def plan(self, problem, options=None):
         p = super().plan(problem, options)
+        mean = None if p.mean_noise is None else p.mean_noise.scaled(0.5)
         return dataclasses.replace(p, eigen_noise=p.eigen_noise.scaled(0.5), gram_noise=p.gram_noise.scaled(0.5),
-                                   moment_noise=p.moment_noise.scaled(0.5))
+                                   moment_noise=p.moment_noise.scaled(0.5), mean_noise=mean)
 
 
 # ----------------------------------------------------------------------------- neighbours
@@ -439,3 +441,65 @@ def test_adassp_with_an_intercept_looks_the_same_on_neighbours() -> None:
     X, y = np.asarray(d0.X), np.asarray(d0.y)
     exact = np.concatenate([(X.T @ X)[np.triu_indices(4)], X.T @ y, X.mean(axis=0), [y.mean()]])
     assert_no_private_bytes(run(d0, dp.Ledger()), exact)
+
+
+# ----------------------------------------------------------------------------- the mean of y (with an intercept)
+
+
+def _intercept_pair(n: int = 10) -> tuple[dp.Dataset, dp.Dataset]:
+    """Rows (0, 1) — a zero feature and the intercept — with labels 0, and a last label of ±1:
+    the same X, so only Xᵀy (by 2 = 2·B·Y) and Σy (by 2 = 2Y) differ."""
+    X = np.column_stack([np.zeros(n), np.ones(n)])
+    y = np.zeros(n)
+    y[-1] = 1.0
+    d0 = dp.Dataset(X, y, x_bound=1.0, y_bound=1.0, feature_names=("a", "intercept"))
+    return d0, d0.replace_row(n - 1, [0.0, 1.0], -1.0)
+
+
+INTERCEPT_AUDIT_EPS = 3.0  # a claim of about 2.3 on the pair: the halved noise's ≈ 4.6 stays detectable
+
+
+def _intercept_outputs(cls: type[AdaSSP], data: dp.Dataset, seed: int, runs: int) -> np.ndarray:
+    mech = cls(INTERCEPT_AUDIT_EPS, AUDIT_DELTA, ledger=dp.Ledger())
+    plan = mech.plan(_audit_problem(data))
+    rng, _ = make_rng(seed)
+    return np.array([mech.execute(plan, rng).theta[1] for _ in range(runs)])
+
+
+def _intercept_audit(cls: type[AdaSSP]) -> AuditResult:
+    """On the pair the Laplace Σy (pure ε_mean) and the Xᵀy release (ρ_moment-zCDP) differ: the
+    claim is their basic composition ε_mean + ε'(ρ_moment, δ/3) at δ/3."""
+    d0, d1 = _intercept_pair()
+    p = AdaSSP(INTERCEPT_AUDIT_EPS, AUDIT_DELTA).plan(_audit_problem(d0)).parameters
+    claimed = p["epsilon_mean"] + _claimed_epsilon(p["zcdp_rho_moment"], AUDIT_DELTA / 3)
+    res = audit_outputs(_intercept_outputs(cls, d0, 0, AUDIT_RUNS), _intercept_outputs(cls, d1, 1, AUDIT_RUNS),
+                        claimed_epsilon=claimed, claimed_delta=AUDIT_DELTA / 3)
+    print(f"{cls.__name__} (intercept): {res.summary()}")
+    return res
+
+
+@covers(AdaSSP, kind="audit")
+def test_adassp_with_an_intercept_audit_finds_no_violation_and_has_power() -> None:
+    res = _intercept_audit(AdaSSP)
+    assert not res.violates, res.summary()
+    assert res.epsilon_lower > 0.3 * res.claimed_epsilon, res.summary()
+
+
+@covers(AdaSSP, kind="mutation")
+def test_adassp_with_an_intercept_half_noise_mutation_is_caught() -> None:
+    assert _intercept_audit(HalfNoiseAdaSSP).violates
+
+
+def test_with_an_intercept_a_share_of_epsilon_releases_the_label_sum_by_laplace() -> None:
+    """Σy is released once with exact discrete Laplace noise at ε_mean = MEAN_SHARE·ε (ℓ1 sensitivity
+    2Y); the three Gaussian releases share ρ(ε − ε_mean, δ); basic composition gives (ε, δ)."""
+    data = _with_intercept(200, 0)
+    p = AdaSSP(2.0, 1e-6).plan(_problem(data)).parameters
+    assert p["epsilon_mean"] == pytest.approx(MEAN_SHARE * 2.0) and p["epsilon_zcdp"] == pytest.approx(2.0 - p["epsilon_mean"])
+    law = laplace_on_grid(2.0, p["epsilon_mean"], 1)
+    assert p["sensitivity_l1_label_sum"] == 2.0 and p["noise_scale_label_sum"] == law.scale
+    assert p["grid_step_label_sum"] == law.gamma
+    assert p["zcdp_rho"] <= zcdp_rho(p["epsilon_zcdp"], 1e-6)
+    assert zcdp_delta(p["zcdp_rho"], p["epsilon_zcdp"]) <= 1e-6
+    without = AdaSSP(2.0, 1e-6).plan(_problem(_regression())).parameters
+    assert without["epsilon_mean"] == 0.0 and "noise_scale_label_sum" not in without
