@@ -3,8 +3,8 @@
 docs/design.md ("Privacy rules") asks for all three per mechanism.  No list here says which
 tests exist: each test states what it covers with a ``covers`` mark
 (:mod:`dpopt.testing.coverage`), the guard reads those marks statically from the test modules
-(so it sees them when this file runs alone) and finds the mechanisms by walking
-``Mechanism.__subclasses__()``.  A new mechanism therefore fails this guard until its three
+(so it sees them when this file runs alone) and finds the mechanisms with
+:func:`dpopt.discovery.subclasses` (every module of ``dpopt.mechanisms`` imported).  A new mechanism therefore fails this guard until its three
 tests exist and run by default.
 """
 
