@@ -74,22 +74,32 @@ one's), and T adaptive steps are (Tρ)-zCDP.
   optimum most examples are classified with margin and their gradients vanish, so the
   median norm goes to 0.
 * DP-SGD: every row enters the batch B_t independently with probability q (Poisson
-  sampling, :func:`poisson_batch`), ĝ_t = (Σ_{i∈B_t} clip_C(g_i) on the grid + K_t γ)/(qn),
-  an unbiased estimate of the clipped average gradient up to rounding.
-  ``accountant="zcdp"`` (default) is proved and does not amplify: a Poisson-sampled
-  step is a mixture, over the batches, of steps whose sums differ by at most 2C on
-  neighbours, and the Rényi divergence of two mixtures with the same weights is at most the
-  largest divergence of their components, so each step is Δ'²/(2σ²)-zCDP as in DP-GD and
-  σ = Δ'·√(T/(2ρ)) — about 1/q times the PLD σ below.  ``accountant="pld"`` (opt-in): σ =
-  z·Δ'/2 with z the smallest multiplier whose T-fold Poisson-subsampled *continuous*
-  Gaussian composition is (ε, δ)-DP under replace-one, by dp-accounting's PLD accountant
-  (:func:`dpopt.privacy.accountant.sampled_gaussian_multiplier`).  **Not proved for the
-  noise the run draws**: no amplification-by-sampling bound for the discrete Gaussian is
-  proved here, so this option conditions the guarantee on the discrete Gaussian behaving
-  like the continuous one under subsampling (the release's ``accountant`` and ``notes`` say
-  so); it exists to compare with libraries that sample float noise.  Either way the accounting holds only for
-  Poisson sampling: batches of a fixed size taken in data order (a loader without
-  shuffling) put the same rows in every batch and are not amplified at all
+  sampling, :func:`poisson_batch`; exactly ⌈q·2⁵³⌉/2⁵³, :func:`inclusion_probability`, which
+  the accounting uses), ĝ_t = (Σ_{i∈B_t} clip_C(g_i) on the grid + K_t γ)/(qn), an unbiased
+  estimate of the clipped average gradient up to rounding.  Fix the history and the batch of
+  the other rows: a step's output on D and D' is (1 − q)N_ℤ(a) + qN_ℤ(b) against
+  (1 − q)N_ℤ(a) + qN_ℤ(c), with a, b, c the rounded sums without the row, with its D value and
+  with its D' value: ‖b − a‖, ‖c − a‖ ≤ C/γ + √d and ‖b − c‖ ≤ 2C/γ + √d in grid units.
+  ``accountant="rdp"`` (default, proved): the Rényi divergence of that pair at every integer
+  order is bounded by the binomial expansion of :mod:`dpopt.privacy.subsampled_rdp` (the proof
+  is in docs/exact-noise.md, "Amplification by sampling"; after [WBK19], [ZW19], with the
+  discrete Gaussian's integer moments from [CKS20]); mixing over the other rows' batch keeps the
+  bound (joint convexity), T adaptive steps add it ([Mir17]) and [CKS20] Prop. 12 converts it.
+  σ²/γ² is the smallest integer it certifies; about q·1.1 times DP-GD's σ for small q.  Where the
+  unamplified zCDP σ below is smaller (q near 1, or ε too small for the orders evaluated), that
+  one is used and the release says so.  ``accountant="zcdp"`` (opt-in): without
+  amplification — a Poisson-sampled step is a mixture, over the batches, of steps whose sums
+  differ by at most 2C on neighbours, so each step is Δ'²/(2σ²)-zCDP as in DP-GD and
+  σ = Δ'·√(T/(2ρ)).  ``accountant="pld"`` (opt-in): σ = z·(C + γ√d) with z the smallest
+  multiplier whose T-fold Poisson-subsampled *continuous* Gaussian composition is (ε, δ)-DP
+  under replace-one, by dp-accounting's PLD accountant
+  (:func:`dpopt.privacy.accountant.sampled_gaussian_multiplier`; its dominating pair moves the
+  mean by ±z⁻¹σ, here the one-sided distance C + γ√d).  **Not proved for the noise the run
+  draws**: it conditions the guarantee on the discrete Gaussian behaving like the continuous
+  one under subsampling (the release's ``accountant`` and ``notes`` say so); it exists to
+  compare with libraries that sample float noise.  Every accounting holds only for Poisson
+  sampling: batches of a fixed size taken in data order (a loader without shuffling) put the
+  same rows in every batch and are not amplified at all
   (``tests/mechanisms/test_gradient_descent.py`` audits that mutant).
 
 Defaults (public: declared constants, n, d, ε, δ; never the data).  The constants of
@@ -147,11 +157,12 @@ from dpopt.privacy.accountant import (
 )
 from dpopt.privacy.grid import GridNoise
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.subsampled_rdp import SubsampledGrid, subsampled_variance
 from dpopt.privacy.zcdp import zcdp_rho
 from dpopt.progress import counted
 
 __all__ = ["AdaptiveClip", "DPGradientDescent", "DPSGD", "GradientPlan", "adaptive_steps", "averaged_steps",
-           "default_steps", "poisson_batch"]
+           "default_steps", "inclusion_probability", "poisson_batch", "sampled_steps"]
 
 Output = Literal["last", "average", "suffix"]
 #: cap on the default T (a public bound on the run time: a step reads every row)
@@ -200,11 +211,21 @@ class GradientPlan(Plan):
 
 
 def poisson_batch(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
-    """Indices of a Poisson sample: every row independently with probability ``rate``.
+    """Indices of a Poisson sample: every row independently with probability
+    :func:`inclusion_probability` (``rate``).
 
     The batch size is Binomial(n, q), not fixed: the accounting of :class:`DPSGD` needs it.
     """
     return np.flatnonzero(rng.random(n) < rate)
+
+
+def inclusion_probability(rate: float) -> float:
+    """The exact probability that :func:`poisson_batch` takes a row: ⌈q·2⁵³⌉/2⁵³.
+
+    numpy's ``Generator.random`` returns multiples of 2⁻⁵³, uniformly, so P[U < q] is q rounded
+    up onto that grid (exact in float64); DP-SGD's accountant uses this value, not q.
+    """
+    return math.ceil(rate * 2.0**53) / 2.0**53
 
 
 def averaged_steps(steps: int, output: str) -> int:
@@ -231,6 +252,27 @@ def default_steps(radius: float, mu: float, n: int, step: float, clip: float, di
     """T = R μ n / (2 η C √d), the minimizer of the noisy-GD bound (module docstring), in [1, max_steps]."""
     t = radius * mu * n / (2.0 * step * clip * math.sqrt(dim))
     return int(min(max(1, math.ceil(t)), max_steps))
+
+
+def sampled_steps(clip: float, dim: int, steps: int, rate: float, epsilon: float,
+                  delta: float) -> tuple[GridSteps, tuple[float, int] | None]:
+    """DP-SGD's grid noise by the subsampled discrete Gaussian's RDP (module docstring).
+
+    On the grid γ = grid_step(2C, √d) the rounded batch sums with and without a row differ by at
+    most C/γ + √d and with either of two rows by 2C/γ + √d (grid units); σ²/γ² is the smallest
+    integer (to 2⁻²² relative) that :func:`dpopt.privacy.subsampled_rdp.subsampled_variance`
+    certifies for T steps at the exact inclusion probability.  Returns the steps and (ε, α) of
+    the certificate, or None with σ = 0 left to the caller's zCDP calibration when no order certifies ε.
+    """
+    gamma, reach = grid_reach(2.0 * clip, dim)
+    pad = 1.0 + 1e-12  # the float sums C/γ + √d, rounded up
+    step = SubsampledGrid(inclusion_probability(rate), (clip / gamma + math.sqrt(dim)) * pad,
+                          (2.0 * clip / gamma + math.sqrt(dim)) * pad)
+    found = subsampled_variance(step, steps, epsilon, delta)
+    if found is None:
+        return GridSteps(GridNoise("gaussian", gamma, Fraction(0)), reach, steps), None
+    variance, eps, order = found
+    return GridSteps(GridNoise("gaussian", gamma, Fraction(variance)), reach, steps), (eps, order)
 
 
 #: a setting in the open interval (0, 1)
@@ -574,13 +616,13 @@ class DPGradientDescent(_GradientMechanism):
 
 #: the note of a DP-SGD release accounted by the continuous Gaussian's subsampled PLD
 PLD_NOTE = ("accountant='pld': the (ε, δ) rests on the continuous Gaussian's subsampled PLD, which is not proved "
-            "for the exact discrete Gaussian noise this run drew; accountant='zcdp' (the default) is proved")
+            "for the exact discrete Gaussian noise this run drew; accountant='rdp' (the default) is proved")
 
 
 class DPSGD(_GradientMechanism):
     """Noisy projected SGD with Poisson subsampling (DP-SGD): exact discrete Gaussian noise on a
-    public grid, accounted by the continuous Gaussian's subsampled PLD (default, an open gap) or
-    by zCDP without amplification (proved); module docstring.
+    public grid, accounted by the subsampled discrete Gaussian's Rényi DP (default, proved, with
+    amplification by sampling); module docstring.
 
     Parameters
     ----------
@@ -597,34 +639,40 @@ class DPSGD(_GradientMechanism):
     clip : float or "lipschitz", default "lipschitz"
         A fixed per-example ℓ2 clip norm (default: the declared ℓ2 Lipschitz constant);
         ``"adaptive"`` is refused (module docstring).
-    accountant : {"zcdp", "pld"}
-        ``"zcdp"`` (default): proved ([CKS20]) and without amplification, so σ is DP-GD's.
-        ``"pld"``: σ from dp-accounting's PLD of the Poisson-subsampled *continuous* Gaussian
-        at sensitivity Δ' = 2C + γ√d, about q times smaller; its amplification is not proved
+    accountant : {"rdp", "zcdp", "pld"}
+        ``"rdp"`` (default): the proved Rényi DP bound of the Poisson-subsampled discrete
+        Gaussian under replace-one (:mod:`dpopt.privacy.subsampled_rdp`), σ about q·1.1 times
+        DP-GD's; the unamplified zCDP σ where that is smaller.  ``"zcdp"``: proved ([CKS20]) and
+        without amplification, so σ is DP-GD's.  ``"pld"``: σ from dp-accounting's PLD of the
+        Poisson-subsampled *continuous* Gaussian at the one-sided distance C + γ√d; not proved
         for the discrete Gaussian the run draws (module docstring), and the release says so.
     ledger : Ledger, optional
         As in :class:`~dpopt.mechanisms.base.Mechanism`.
 
     Notes
     -----
-    Release parameters: ``grid_step`` γ and ``noise_scale`` σ on the batch sum, ``accountant``;
-    ``zcdp_rho`` with ``"zcdp"``, and with ``"pld"`` the proved but unamplified
-    ``zcdp_rho_without_amplification`` of the same σ.
+    Release parameters: ``grid_step`` γ and ``noise_scale`` σ on the batch sum, ``accountant``,
+    ``sampling_rate`` q and ``inclusion_probability`` (q on the sampler's grid of 2⁻⁵³),
+    ``sensitivity_l2_on_grid`` (2C + γ√d) and ``row_reach_l2`` (C + γ√d); with ``"rdp"`` the
+    certificate ``rdp_epsilon`` ≤ ε and its order ``rdp_order``; ``zcdp_rho`` where the run is
+    accounted by zCDP, otherwise the proved but unamplified ``zcdp_rho_without_amplification``
+    of the same σ.
     """
 
     name = "DPSGD"
-    theorem = ("ACG+16 Alg. 1 with Poisson sampling; discrete Gaussian on a grid; PLD of the subsampled continuous "
-               "Gaussian (replace-one, dp-accounting) or zCDP without amplification [CKS20]")
+    theorem = ("ACG+16 Alg. 1 with Poisson sampling; discrete Gaussian on a grid; Rényi DP of the Poisson-subsampled "
+               "discrete Gaussian under replace-one (WBK19, ZW19, CKS20; docs/exact-noise.md), or zCDP without "
+               "amplification [CKS20], or the continuous Gaussian's subsampled PLD (opt-in, not proved)")
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         **_GradientMechanism._parameter_constraints,
         "sampling_rate": [Interval(Real, 0, 1, closed="right"), None],
-        "accountant": [Options(("zcdp", "pld"))],
+        "accountant": [Options(("rdp", "zcdp", "pld"))],
     }
 
     def __init__(self, epsilon: float, delta: float, *, sampling_rate: float | None = None,
                  steps: int | None = None, learning_rate: float | None = None, clip: Clip = None,
-                 output: Output = "average", accountant: str = "zcdp", max_steps: int = DEFAULT_MAX_STEPS,
+                 output: Output = "average", accountant: str = "rdp", max_steps: int = DEFAULT_MAX_STEPS,
                  ledger: Ledger | None = None) -> None:
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, steps=steps, learning_rate=learning_rate, clip=clip, output=output,
@@ -639,18 +687,28 @@ class DPSGD(_GradientMechanism):
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
         q = self.sampling_rate if self.sampling_rate is not None else min(1.0, 1.0 / math.sqrt(problem.n))
-        if self.accountant == "zcdp":
-            noise = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, zcdp_rho(self.epsilon, self.delta))
-            params = self._parameters(steps, eta, clip, noise, "zcdp (no amplification)", lipschitz)
-        else:  # z = σ/C for sensitivity 2C; the grid's Δ' = 2C + γ√d takes its place
-            reach = grid_reach(2.0 * clip, problem.dim)[1]
-            sigma = 0.5 * reach * sampled_gaussian_multiplier(q, steps, self.epsilon, self.delta)
+        unamplified = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, zcdp_rho(self.epsilon, self.delta))
+        extra: dict[str, Any] = {}
+        if self.accountant == "rdp":
+            noise, certified = sampled_steps(clip, problem.dim, steps, q, self.epsilon, self.delta)
+            if certified is None or unamplified.noise.param <= noise.noise.param:  # the proved zCDP is smaller
+                noise, label = unamplified, "zcdp (no amplification: smaller than the subsampled RDP bound here)"
+            else:
+                label = "rdp (Poisson-subsampled discrete Gaussian, replace-one)"
+                extra = {"rdp_epsilon": certified[0], "rdp_order": certified[1]}
+        elif self.accountant == "zcdp":
+            noise, label = unamplified, "zcdp (no amplification)"
+        else:  # z = σ/Δ₁ for the one-sided distance Δ₁ = C + γ√d of the rounded sums with and without a row
+            row_reach = grid_reach(2.0 * clip, problem.dim)[1] - clip
+            sigma = row_reach * sampled_gaussian_multiplier(inclusion_probability(q), steps, self.epsilon, self.delta)
             noise = grid_gaussian_steps(sigma, 2.0 * clip, problem.dim, steps)
-            params = self._parameters(steps, eta, clip, noise, "pld (Poisson-subsampled continuous Gaussian; "
-                                      "not proved for the discrete noise)", lipschitz)
+            label = "pld (Poisson-subsampled continuous Gaussian; not proved for the discrete noise)"
+        params = self._parameters(steps, eta, clip, noise, label, lipschitz)
+        if not label.startswith("zcdp"):
             params["zcdp_rho_without_amplification"] = params.pop("zcdp_rho")
-        params.update(sampling_rate=q, sampling="poisson", expected_batch=q * problem.n)
-        notes = () if self.accountant == "zcdp" else (PLD_NOTE,)
+        params.update(extra, sampling_rate=q, inclusion_probability=inclusion_probability(q), sampling="poisson",
+                      expected_batch=q * problem.n, row_reach_l2=noise.reach - clip)
+        notes = (PLD_NOTE,) if self.accountant == "pld" else ()
         return GradientPlan(steps, eta, clip, noise, q, self._start(problem), problem=problem, parameters=params,
                             notes=notes)
 

@@ -20,7 +20,7 @@ import pytest
 
 import dpopt as dp
 from dpopt.errors import MechanismError
-from dpopt.privacy.accountant import GridSteps, zcdp_gaussian_steps
+from dpopt.privacy.accountant import GridSteps, sampled_gaussian_multiplier, zcdp_gaussian_steps
 from dpopt.privacy.calibration import gaussian_delta
 from dpopt.privacy.zcdp import zcdp_delta
 
@@ -40,6 +40,7 @@ MECHANISMS = {
                                           ledger=dp.Ledger()),
     "dp-gd-adaptive": lambda: dp.DPGradientDescent(EPS, DELTA, steps=T, precondition=False, ledger=dp.Ledger()),
     "dp-sgd": lambda: dp.DPSGD(EPS, DELTA, steps=T, sampling_rate=0.3, ledger=dp.Ledger()),
+    "dp-sgd-zcdp": lambda: dp.DPSGD(EPS, DELTA, steps=T, sampling_rate=0.3, accountant="zcdp", ledger=dp.Ledger()),
     "dp-sgd-pld": lambda: dp.DPSGD(EPS, DELTA, steps=T, sampling_rate=0.3, accountant="pld", ledger=dp.Ledger()),
     "mirror-descent": lambda: dp.PrivateMirrorDescent(EPS, DELTA, steps=T, potential="euclidean", ledger=dp.Ledger()),
     "gaussian-fw": lambda: dp.GaussianFrankWolfe(EPS, DELTA, steps=T, ledger=dp.Ledger()),
@@ -124,7 +125,7 @@ def _independent_delta(rho: float, eps: float) -> float:
     return float(np.exp(log_delta.min()))
 
 
-@pytest.mark.parametrize("name", ["dp-gd", "dp-gd-adaptive", "dp-sgd", "mirror-descent", "gaussian-fw"])
+@pytest.mark.parametrize("name", ["dp-gd", "dp-gd-adaptive", "dp-sgd-zcdp", "mirror-descent", "gaussian-fw"])
 def test_zcdp_accounting_from_the_released_parameters(name):
     """Recompute ρ from the public σ, T, γ and Δ' = Δ + γ√d (plus the count's 1/(2σ_b²)),
     check σ²/γ² is an integer, that ρ converts to (ε, δ) by an independent evaluation of the
@@ -149,15 +150,21 @@ def test_zcdp_accounting_from_the_released_parameters(name):
 
 
 def test_dpsgd_pld_reports_its_unamplified_zcdp_and_zcdp_mode_matches_dpgd():
-    """DP-SGD's opt-in ``accountant="pld"`` (the continuous subsampled Gaussian's PLD, an open
-    gap for discrete noise) says so and reports the proved, unamplified ρ of its σ; the default
-    ``accountant="zcdp"`` has DP-GD's σ (no amplification)."""
+    """DP-SGD's opt-in ``accountant="pld"`` (the continuous subsampled Gaussian's PLD, not proved
+    for discrete noise) says so, calibrates at the one-sided distance C + γ√d of the rounded sums
+    with and without a row (z·(C + γ√d), not z·(2C + γ√d)/2), and reports the proved, unamplified
+    ρ of its σ; ``accountant="zcdp"`` has DP-GD's σ (no amplification)."""
     prob = _problem()
     pld = MECHANISMS["dp-sgd-pld"]().plan(prob).parameters
     assert "not proved" in pld["accountant"] and "zcdp_rho" not in pld
-    reach = 2.0 * pld["clip_l2"] + pld["grid_step"] * math.sqrt(D)
+    clip, gamma = pld["clip_l2"], pld["grid_step"]
+    reach = 2.0 * clip + gamma * math.sqrt(D)
     assert pld["zcdp_rho_without_amplification"] == pytest.approx(T * reach**2 / (2 * pld["noise_scale"] ** 2))
-    zcdp = MECHANISMS["dp-sgd"]().plan(prob).parameters
+    z = sampled_gaussian_multiplier(pld["inclusion_probability"], T, EPS, DELTA)
+    sigma = z * (clip + gamma * math.sqrt(D))
+    assert sigma <= pld["noise_scale"] <= math.sqrt(sigma**2 + gamma**2)  # σ²/γ² rounded up to an integer
+    assert pld["row_reach_l2"] == pytest.approx(clip + gamma * math.sqrt(D))
+    zcdp = MECHANISMS["dp-sgd-zcdp"]().plan(prob).parameters
     gd = MECHANISMS["dp-gd"]().plan(prob).parameters
     assert zcdp["noise_scale"] == gd["noise_scale"] > pld["noise_scale"]
 
