@@ -26,6 +26,10 @@ Methods (``--methods``):
     defaults (the private preconditioner, T = 50, adaptive clipping with γ = 0.8 and rate 0.8,
     the suffix average) were chosen on synthetic and scikit-learn tables, never on Adult
     (``dpopt bench defaults``), so its records say ``private_tuning: true``.
+``dp-sgd-readme`` / ``dp-sgd-pld``
+    DP-SGD at the README's q = 0.01 (otherwise its defaults), accounted by its default (the
+    subsampled discrete Gaussian's RDP, proved) or by the continuous Gaussian's subsampled PLD
+    (``accountant="pld"``, not proved for the discrete noise; for comparison).
 ``dp-gd-previous``
     DP-GD with the previous defaults, for the before/after comparison in the same run: no
     preconditioner, η = 1/β, T from the noisy-GD bound (≤ 1,000), the average of all
@@ -69,7 +73,7 @@ from dpopt.progress import counted
 __all__ = ["METHODS", "main"]
 
 METHODS = ("objective-perturbation-old", "objective-perturbation", "dp-gd", "dp-gd-previous", "dp-gd-lipschitz",
-           "dp-sgd", "dp-gd-selected", "diffprivlib", "nonprivate")
+           "dp-sgd", "dp-sgd-readme", "dp-sgd-pld", "dp-gd-selected", "diffprivlib", "nonprivate")
 #: how each method's hyperparameters were chosen (default: public defaults, inside the budget)
 TUNING = {
     "dp-gd-selected": "PrivateSelection",
@@ -78,6 +82,8 @@ TUNING = {
     "dp-gd-previous": "previous defaults; the adaptive-clip quantile 0.8 was picked among 0.5-0.9 on Adult "
                       "(outside the budget)",
 }
+#: DP-SGD's sampling rate in the README example
+README_SAMPLING_RATE = 0.01
 #: DP-GD candidates of the selected column: factors of the default T and the output rule
 STEP_FACTORS = (0.25, 0.5, 1.0, 2.0)
 OUTPUTS = ("average", "last")
@@ -154,6 +160,9 @@ def _private_fit(method: str, eps: float, delta: float, problem: dp.Problem, see
         mech = dp.DPGradientDescent(eps, delta, clip="lipschitz", ledger=dp.Ledger())
     elif method == "dp-sgd":
         mech = dp.DPSGD(eps, delta, ledger=dp.Ledger())
+    elif method in ("dp-sgd-readme", "dp-sgd-pld"):  # the README's q = 0.01; the continuous PLD for comparison
+        accountant = "pld" if method == "dp-sgd-pld" else "rdp"
+        mech = dp.DPSGD(eps, delta, sampling_rate=README_SAMPLING_RATE, accountant=accountant, ledger=dp.Ledger())
     elif method == "dp-gd-selected":
         mech = _selection(eps, delta, problem, expected_trials)
     else:

@@ -16,10 +16,13 @@ proof)
     E_Q[(P/Q)^α] ≤ 1 + Σ_{j=2}^{α} C(α, j) q^j [(1 − q)·2^j·m̄_j(one²/s²) + q·m̄_j(two²/s²)],
 
 where m_j(τ) = Σ_{i=0}^{j} C(j, i)(−1)^{j−i} e^{i(i−1)τ/2} for even j and
-m̄_j = m_j (even j), √(m_{j−1} m_{j+1}) (odd j).  The proof expands (P/Q)^α binomially
-around 1 (as [ZW19] and [WBK19] do), bounds Q^{1−j} by the convex combination
-(1 − q)μ_a^{1−j} + q μ_c^{1−j} and |L_b − L_c|^j by 2^{j−1}(|L_b − 1|^j + |L_c − 1|^j) (the
-ternary-divergence step of [WBK19]), and uses that for integer shifts the discrete
+m̄_j = m_j (even j), √(m_{j−1} m_{j+1}) (odd j).  In each j-th bracket 2^j·m̄_j(one²/s²) may
+be replaced by 2e^{j(j−1)one²/(2s²)}, and the bracket by (1 − q)^{1−j} times that first term;
+the smallest is used.  The proof expands (P/Q)^α
+binomially around 1 (as [ZW19] and [WBK19] do), bounds Q^{1−j} by the convex combination
+(1 − q)μ_a^{1−j} + q μ_c^{1−j}, or by ((1 − q)μ_a)^{1−j}, and |L_b − L_c|^j by
+2^{j−1}(|L_b − 1|^j + |L_c − 1|^j) (the ternary-divergence step of [WBK19]) or by
+L_b^j + L_c^j, and uses that for integer shifts the discrete
 Gaussian's likelihood ratio L has E[L^i] = e^{i(i−1)τ/2} at every integer i, the continuous
 Gaussian's value ([CKS20]), so m_j(τ) = E|L − 1|^j exactly for even j, increasing in τ.
 The bound is symmetric in D and D'; the unamplified α·two²/(2s²) ([CKS20]) also holds, and
@@ -209,7 +212,12 @@ def subsampled_rdp(step: SubsampledGrid, variance: float, orders: tuple[int, ...
     log_two = moment_bounds(step.two, variance, top)
     j = np.arange(top + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        inner = np.logaddexp(math.log1p(-q) + j * math.log(2.0) + log_one, math.log(q) + log_two) + j * math.log(q)
+        tau = step.one**2 / variance * (1.0 + 1e-12)
+        # E_{μ_a}|L_b − L_c|^j ≤ 2^j m̄_j(one²/s²), and ≤ E L_b^j + E L_c^j ≤ 2e^{j(j−1)τ/2} (|x − y| ≤ max(x, y))
+        split = np.minimum(j * math.log(2.0) + log_one, _pad(math.log(2.0) + j * (j - 1.0) * tau / 2.0))
+        convex = np.logaddexp(math.log1p(-q) + split, math.log(q) + log_two)  # Q^{1−j} ≤ (1−q)μ_a^{1−j} + qμ_c^{1−j}
+        floor = (1.0 - j) * math.log1p(-q) + split  # Q^{1−j} ≤ ((1−q)μ_a)^{1−j}
+        inner = np.minimum(convex, floor) + j * math.log(q)
     out = np.empty(len(orders))
     for k, alpha in enumerate(orders):
         jj = j[2:alpha + 1]
