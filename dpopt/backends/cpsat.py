@@ -107,6 +107,14 @@ class CpSatBackend(Backend[PreparedCpSat]):
                 f"backend 'cpsat' solves only DiscreteProblem (0/1 loss over an IntegerGrid), "
                 f"not {type(problem).__name__}; use a convex backend such as 'clarabel' for it"
             )
+        if not problem.halfspace:  # the general model's table of √(D² − τ²s): its size is declared
+            from dpopt.compile.discrete_ir import norm_limit
+            from dpopt.compile.mip_cpsat import MAX_TABLE
+
+            if norm_limit(problem) + 1 > MAX_TABLE:
+                raise BackendCapabilityError(
+                    f"backend 'cpsat': (D/τ)² = {norm_limit(problem)} is too large for its table of the "
+                    "normalization; use 'highs' or 'scip', a coarser step or a smaller l2_bound")
 
     def prepare(self, problem: Any) -> PreparedCpSat:
         from dpopt.compile.discrete_cpsat import compile_general_cpsat

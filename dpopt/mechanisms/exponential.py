@@ -109,6 +109,9 @@ class ExponentialMechanism(Mechanism):
         if not isinstance(loss, RowLoss):
             raise MechanismError(f"{self.name} takes a RowLoss (dp.ScoreIndicator, dp.Ramp, dp.CappedMin, dp.Lookup or a "
                                  "sum); for the 0/1 loss write it as dp.ScoreIndicator(data, w, grid)")
+        if not loss.public_lattice:
+            raise MechanismError(f"{self.name} reads the loss's lattice before the charge, and a weighted 0/1 loss "
+                                 "takes it from its weights (data); drop the weights or use OPDisc or RSPM")
         try:
             points = enumerate_domain(problem, self.max_points)
         except ModelError as exc:

@@ -23,7 +23,9 @@ Atoms (a row's data enter only through the Dataset's declared, mapped columns):
 Non-negative scalings and sums (``2 * a + b``) are losses too; B adds up.  A cost or table
 function is called on one row at a time (a 1-D array of that row's mapped values), so a row's
 loss cannot depend on another row; its output is clipped to the declared range and rounded to
-the atom's public resolution.  Rows with identical data are grouped (their counts become
+the atom's public resolution.  It is tried once on a row of zeros when the loss is declared (a
+function that fails there is refused before any budget is spent); on the data, a failure, a
+wrong shape or a non-finite value is mapped to the bound, never raised.  Rows with identical data are grouped (their counts become
 weights) for evaluation and for every compiled model.
 """
 
@@ -162,6 +164,11 @@ class RowLoss:
         return float(self.values(np.asarray(w)[None, :])[0])
 
     @property
+    def public_lattice(self) -> bool:
+        """Whether every atom's unit comes from the declaration (a weighted 0/1 loss's comes from its weights)."""
+        return all(atom.public_unit for _, atom in self.terms)
+
+    @property
     def resolution(self) -> Fraction:
         """A granularity of the total: two totals differ by 0 or by at least this."""
         fracs = [w * a.unit for w, a in self.terms if w * a.unit > 0]
@@ -188,6 +195,8 @@ class Atom(RowLoss):
 
     row_bound: Fraction
     unit: Fraction
+    #: whether ``unit`` is a function of the declaration alone (so a mechanism may read it before the charge)
+    public_unit: bool = True
 
     def __init__(self, data: Dataset, variable: Variable, domain: Domain) -> None:
         if not isinstance(data, Dataset) or not isinstance(variable, Variable):
@@ -368,6 +377,32 @@ class _CostAtom(Atom):
             raise ModelError("resolution must be positive and at least bound/2⁴⁰")
         self.resolution_step = res
         self.top_units = math.floor(self.top / res)
+        self._probe()
+
+    def _probe(self) -> None:
+        """Call the function on a public row (zeros) when the loss is declared: a function that fails,
+        or returns the wrong number of values, is refused now, before any budget is spent."""
+        probe = np.zeros(self.data.n_features)
+        try:
+            out = np.asarray(self.fn(probe), dtype=np.float64).reshape(-1)
+        except Exception as exc:  # noqa: BLE001 — any failure of the user's function on the probe row
+            raise ModelError(f"{type(self).__name__}'s function failed on a row of zeros ({type(exc).__name__}); "
+                             f"it must map any row of the declared columns to {self.dim} numbers") from None
+        if out.shape != (self.dim,):
+            raise ModelError(f"{type(self).__name__}'s function must return {self.dim} numbers per row, "
+                             f"got {out.size} for a row of zeros")
+
+    def _row_costs(self, row: np.ndarray) -> np.ndarray:
+        """The function's values at one row, clipped to [0, bound]; a failure, a wrong shape or a
+        non-finite value is mapped to the bound, never refused (it happens after the charge, and one
+        row could trigger it)."""
+        try:
+            c = np.asarray(self.fn(row.copy()), dtype=np.float64).reshape(-1)
+        except Exception:  # noqa: BLE001 — mapped, never raised (module docstring)
+            c = np.full(self.dim, np.inf)
+        if c.shape != (self.dim,):
+            c = np.full(self.dim, np.inf)
+        return np.clip(np.where(np.isfinite(c), c, float(self.top)), 0.0, float(self.top))
 
     def group_keys(self) -> np.ndarray:
         X = self.data.X
@@ -381,11 +416,7 @@ class _CostAtom(Atom):
         out = np.zeros((uniq.shape[0], self.dim), dtype=np.int64)
         res = float(self.resolution_step)
         for g, i in enumerate(first):
-            c = np.asarray(self.fn(X[i].copy()), dtype=np.float64).reshape(-1)
-            if c.shape != (self.dim,):
-                raise ModelError(f"{type(self).__name__}'s function must return {self.dim} numbers per row")
-            c = np.where(np.isfinite(c), c, float(self.top))  # a non-finite cost is mapped to the cap, never refused
-            out[g] = np.clip(np.rint(np.clip(c, 0.0, float(self.top)) / res), 0, self.top_units).astype(np.int64)
+            out[g] = np.clip(np.rint(self._row_costs(X[i]) / res), 0, self.top_units).astype(np.int64)
         return out
 
 

@@ -101,6 +101,7 @@ class ZeroOneLoss(ScoreIndicator):
         self.weight_bound = None if weight_bound is None else float(weight_bound)
         self.data, self.variable, self.domain, self.weights = data, variable, domain, w
         self.unit = _weight_unit(w)
+        self.public_unit = weights is None  # per-row weights are data: their gcd is not public
         self.row_bound = Fraction(self._bound)
         self.terms = ((Fraction(1), self),)
 

@@ -111,6 +111,9 @@ def _cases() -> list[tuple[str, type, Callable, object, Callable, Callable]]:
          lambda d, w, g: 1.0 * dp.ZeroOneLoss(d, w, g, weights=_weights(d.n), weight_bound=0.75), _ref_zero_one),
         ("ramp", dp.Ramp, _schema_data, sparse,
          lambda d, w, g: dp.Ramp(d, w, g, low=-0.75, high=1.25), _ref_ramp(-0.75, 1.25, True)),
+        ("ramp-side", dp.Ramp, _schema_data,
+         dp.DiscreteDomain(3, -1, 1, step=0.5, A_ub=[[1, 1, 1], [1, -1, 0]], b_ub=[0.5, 0.0], min_nonzero=1),
+         lambda d, w, g: dp.Ramp(d, w, g, low=-0.5, high=0.5, signed=False), _ref_ramp(-0.5, 0.5, False)),
         ("capped-min", dp.CappedMin, _points, two,
          lambda d, w, g: dp.CappedMin(d, w, g, _manhattan, cap=4.0), _ref_capped(4.0)),
         ("lookup", dp.Lookup, _points, dp.OneOf(3),
@@ -230,6 +233,40 @@ def test_bad_declarations_are_refused_in_one_line() -> None:
     for err in (ModelError,):
         with pytest.raises(err, match="binary"):
             dp.CappedMin(data, w, dp.DiscreteDomain(4, -1, 1), _manhattan, cap=2.0)
+
+
+def test_a_cost_function_is_probed_when_declared_and_mapped_on_the_data() -> None:
+    """A function that fails on the public probe row is refused at once; one that fails on a data
+    row (after the charge) maps that row to the bound, like a non-finite cost."""
+    data = _points(np.random.default_rng(1))
+    w = dp.Variable(4)
+    with pytest.raises(ModelError, match="row of zeros"):
+        dp.CappedMin(data, w, dp.BinaryChoice(4), lambda r: np.ones(3), cap=4.0)
+    with pytest.raises(ModelError, match="failed on a row of zeros"):
+        dp.CappedMin(data, w, dp.BinaryChoice(4), lambda r: 1 / 0, cap=4.0)
+
+    def fragile(row: np.ndarray) -> np.ndarray:
+        if row[0] == 4:
+            raise ValueError("a value the function cannot take")
+        return _manhattan(row)
+
+    loss = dp.CappedMin(data, w, dp.BinaryChoice(4), fragile, cap=4.0)
+    for v in dp.BinaryChoice(4).enumerate():
+        expected = sum((Fraction(4) if x[0] == 4 else min([Fraction(4), *[Fraction(float(c)) for c, on in
+                        zip(_manhattan(x), v, strict=True) if on]]) for x in data.X), Fraction(0))
+        assert loss.exact_value(v) == expected
+
+
+def test_the_exponential_mechanism_refuses_a_lattice_read_from_weights() -> None:
+    data = _schema_data(np.random.default_rng(2))
+    grid = dp.IntegerGrid(1, -1, 1)
+    weighted = dp.ZeroOneLoss(data, dp.Variable(3), grid, weights=_weights(data.n), weight_bound=1.0)
+    ledger = dp.Ledger()
+    with pytest.raises(MechanismError, match="weights"):
+        dp.ExponentialMechanism(1.0, ledger=ledger).run(DiscreteProblem(weighted))
+    assert ledger.spent == (0.0, 0.0)
+    plain = DiscreteProblem(dp.ZeroOneLoss(data, dp.Variable(3), grid))
+    assert grid.contains(dp.ExponentialMechanism(1.0, ledger=ledger).run(plain, seed=0).theta)
 
 
 def test_an_empty_domain_is_refused_before_the_charge() -> None:
