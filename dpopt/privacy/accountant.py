@@ -59,7 +59,6 @@ from fractions import Fraction
 from typing import Literal
 
 import numpy as np
-from scipy import optimize
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import (
@@ -164,6 +163,8 @@ def _smallest_multiplier(excess: Callable[[float], float], guess: float, rtol: f
         if excess(lo) > 0.0:
             break
         hi, lo, step = lo, lo - step, 2.0 * step
+    from scipy import optimize  # imported on first use, not with dpopt
+
     log_z = optimize.brentq(excess, lo, hi, xtol=rtol / 4.0)
     z = math.exp(log_z)
     nudge = rtol / 4.0

@@ -49,7 +49,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpopt.errors import PrivacyParameterError
 
@@ -128,6 +127,8 @@ def _tail_bounds(tau: float, first: int, top: int) -> np.ndarray:
     E|N(μ, τ)|^j ≤ (|μ| + √τ ‖Z‖_j)^j and ‖Z‖_j^j = 2^{j/2} Γ((j+1)/2)/√π.  Odd j takes the
     geometric mean of its even neighbours' (b) (Cauchy–Schwarz).
     """
+    from scipy.special import gammaln  # imported on first use, not with dpopt
+
     j = np.arange(first - 1, top + 2, dtype=np.float64)  # one more on each side: odd j's neighbours
     root = math.sqrt(tau)
     norm_z = np.exp((0.5 * j * math.log(2.0) + gammaln((j + 1.0) / 2.0) - 0.5 * math.log(math.pi)) / j)
@@ -203,6 +204,8 @@ def _scaled(raw: tuple[int, int, int, int], bits: int, up: bool) -> int:
 def subsampled_rdp(step: SubsampledGrid, variance: float, orders: tuple[int, ...] = ORDERS) -> np.ndarray:
     """ε_α of one step at every order (module docstring): the amplified bound or, where smaller,
     the unamplified α·two²/(2s²); ``variance`` is s² in grid units."""
+    from scipy.special import gammaln  # imported on first use, not with dpopt
+
     q, variance = step.rate, float(variance)
     unamplified = np.array([alpha * step.two**2 / (2.0 * variance) for alpha in orders]) * (1.0 + RELATIVE_SLACK)
     if q == 1.0:  # no sampling: the discrete Gaussian's own bound ([CKS20])
