@@ -11,6 +11,7 @@ every other coefficient, and the row bound counts it).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,6 +43,11 @@ from dpopt.modeling.variable import Variable
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.zcdp import zcdp_rho
 from dpopt.sklearn._base import DPClassifierBase, DPRegressorBase, default_delta, positive_number
+from dpopt.sklearn.coefficients import (
+    check_coefficient_settings,
+    coefficient_constraints,
+    positive_l1_polytope,
+)
 from dpopt.sklearn.multiclass import DPOneVsRestClassifier
 
 #: mechanisms of the ℓ2 models (logistic regression, ridge), by their estimator names
@@ -119,9 +125,11 @@ def lasso_radius(data: Dataset) -> float:
     return float(data.y_bound) / float(data.x_bound_in("inf"))  # type: ignore[arg-type]  # regressors declare Y
 
 
-def _l2_problem(loss: Loss, theta: Variable, radius: float | None, alpha: float) -> Problem:
-    return Problem(loss, constraint=None if radius is None else L2Ball(theta, radius),
-                   regularizer=L2Squared(theta, alpha) if alpha > 0 else ())
+def _l2_problem(loss: Loss, theta: Variable, radius: float | None, alpha: float, coefs: Sequence[Any] = ()) -> Problem:
+    """The ℓ2 model's problem; ``coefs``: the ``positive``/``bounds`` constraints on the coefficients."""
+    ball = [] if radius is None else [L2Ball(theta, radius)]
+    constraint: Any = [*ball, *coefs] or None  # a list means the intersection (Problem folds it)
+    return Problem(loss, constraint=constraint, regularizer=L2Squared(theta, alpha) if alpha > 0 else ())
 
 
 def _check_radius_alpha(radius: object, alpha: object) -> None:
@@ -180,6 +188,12 @@ class DPLogisticRegression(DPClassifierBase):
         Charged once per fit (default :func:`dpopt.default_ledger`); shared by clones.
     mechanism_options : dict, optional
         More keyword arguments for the mechanism (e.g. ``{"steps": 200}`` for ``"dp-gd"``).
+    positive : bool, default False
+        Non-negative coefficients, as scikit-learn's ``positive=True``; the intercept stays free.
+    bounds : (low, high), optional
+        A box per coefficient in ``coef_``'s units (numbers or one entry per coefficient,
+        ``-np.inf``/``np.inf`` for an open side); the intercept is never bounded.  With
+        ``positive`` and ``radius`` they form one constraint list (:mod:`dpopt.sklearn.coefficients`).
 
     Attributes
     ----------
@@ -214,7 +228,8 @@ class DPLogisticRegression(DPClassifierBase):
                  x_norm: Any = 2, schema: Schema | None = None, classes: Any = None,
                  unknown_label: str = "negative", unseen: str = "zero", solver: Any = "auto",
                  random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None) -> None:
+                 mechanism_options: dict[str, Any] | None = None, positive: bool = False,
+                 bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -232,11 +247,14 @@ class DPLogisticRegression(DPClassifierBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.positive = positive
+        self.bounds = bounds
 
     def _check_settings(self) -> None:
         if self.loss not in LOSSES:
             raise ModelError(f"unknown loss {self.loss!r}: use one of {', '.join(map(repr, LOSSES))}")
         _check_radius_alpha(self.radius, self.alpha)
+        check_coefficient_settings(self.positive, self.bounds)
         self._check_classes()
         k = self._class_count()
         if k > 2 and self.loss != "logistic":
@@ -301,7 +319,8 @@ class DPLogisticRegression(DPClassifierBase):
         else:
             theta = Variable(data.n_features)
             loss = LOSSES[self.loss](data, theta)
-        return _l2_problem(loss, theta, self.radius, float(self.alpha))
+        coefs = coefficient_constraints(self, theta, data.n_features, k)
+        return _l2_problem(loss, theta, self.radius, float(self.alpha), coefs)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -340,7 +359,8 @@ class DPRidge(DPRegressorBase):
     DP-GD (:class:`dpopt.DPGradientDescent`, private preconditioner) when n·√ρ/(d·B) ≥ 20,
     else AdaSSP (:class:`dpopt.AdaSSP`, [Wan18] Alg. 2: sufficient statistics with a privately
     chosen ridge, no solver); objective perturbation for δ = 0 or a named solver.  ``"adassp"``
-    and ``"dp-gd"`` name them.  ``alpha`` defaults to 0.01.  ``radius=None`` (default) is
+    and ``"dp-gd"`` name them; with ``positive``/``bounds`` (which AdaSSP cannot take) the rule's
+    AdaSSP becomes DP-GD.  ``alpha`` defaults to 0.01.  ``radius=None`` (default) is
     10·Y, Y the declared label bound in the fitted units (1 with ``label_spec``, else
     ``y_bound``): the same ball whatever the label's units.
 
@@ -366,7 +386,8 @@ class DPRidge(DPRegressorBase):
                  fit_intercept: bool = True, x_bound: float | None = None, x_norm: Any = 2,
                  y_bound: float | None = None, label_spec: Numeric | None = None, schema: Schema | None = None,
                  unseen: str = "zero", solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None) -> None:
+                 mechanism_options: dict[str, Any] | None = None, positive: bool = False,
+                 bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -383,9 +404,12 @@ class DPRidge(DPRegressorBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.positive = positive
+        self.bounds = bounds
 
     def _check_settings(self) -> None:
         _check_radius_alpha(self.radius, self.alpha)
+        check_coefficient_settings(self.positive, self.bounds)
         self._check_y_bound()
 
     def _auto(self, delta: float | None = None) -> tuple[str, str]:
@@ -402,7 +426,11 @@ class DPRidge(DPRegressorBase):
         n, d, bound, epsilon = facts
         eps = float(self.epsilon) if epsilon is None else float(epsilon)
         dlt = self._effective_delta(delta)
-        return regression_rule(n, d, bound, eps, default_delta(n) if dlt is None else dlt)
+        name, rule = regression_rule(n, d, bound, eps, default_delta(n) if dlt is None else dlt)
+        if name == "adassp" and (self.positive or self.bounds is not None):
+            return "dp-gd", ("coefficient constraints (positive/bounds): DP-GD, which projects onto them "
+                             "(AdaSSP takes no constraint but an ℓ2 ball)")
+        return name, rule
 
     def _mechanism_and_problem(self, data: Dataset, *, epsilon: float | None = None, delta: float | None = None,
                                ledger: Ledger | None = None) -> tuple[Mechanism, Any]:
@@ -415,7 +443,8 @@ class DPRidge(DPRegressorBase):
         theta = Variable(data.n_features)
         declared = self.radius
         self.radius_ = float(declared) if declared is not None else RIDGE_RADIUS * float(data.y_bound or 1.0)
-        return _l2_problem(SquaredLoss(data, theta), theta, self.radius_, float(self.alpha))
+        coefs = coefficient_constraints(self, theta, data.n_features)
+        return _l2_problem(SquaredLoss(data, theta), theta, self.radius_, float(self.alpha), coefs)
 
 
 class DPLasso(DPRegressorBase):
@@ -426,7 +455,9 @@ class DPLasso(DPRegressorBase):
     mirror descent (``"mirror-descent"``, needs δ > 0).  Rows are bounded in the ℓ∞ norm by
     default (``x_norm="inf"``), the norm the ℓ1 geometry uses.  ``radius=None`` (default)
     reads the radius from public facts (:func:`lasso_radius`: Y/B∞, in the fitted units).
-    Other parameters as in :class:`DPRidge` (``alpha`` adds (α/2)‖θ‖², default 0).
+    Other parameters as in :class:`DPRidge` (``alpha`` adds (α/2)‖θ‖², default 0);
+    ``positive=True`` keeps the coefficients in the ℓ1 ball's non-negative part (its vertices
+    ``r·e_j``, so Frank–Wolfe's vertex selection still runs).
 
     Attributes
     ----------
@@ -453,7 +484,8 @@ class DPLasso(DPRegressorBase):
                  x_bound: float | None = None, x_norm: Any = "inf", y_bound: float | None = None,
                  label_spec: Numeric | None = None, schema: Schema | None = None, unseen: str = "zero",
                  solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None) -> None:
+                 mechanism_options: dict[str, Any] | None = None, positive: bool = False,
+                 bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -470,13 +502,21 @@ class DPLasso(DPRegressorBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.positive = positive
+        self.bounds = bounds
 
     def _check_settings(self) -> None:
         _check_radius_alpha(self.radius, self.alpha)
+        check_coefficient_settings(self.positive, self.bounds)
         self._check_y_bound()
 
     def _problem(self, data: Dataset) -> Problem:
         theta = Variable(data.n_features)
         self.radius_ = float(self.radius) if self.radius is not None else lasso_radius(data)
-        return Problem(SquaredLoss(data, theta), constraint=L1Ball(theta, self.radius_),
+        ball: Any = L1Ball(theta, self.radius_)
+        if self.positive and self.bounds is None:  # the ℓ1 ball's non-negative part, by its vertices
+            ball = positive_l1_polytope(theta, self.radius_, self._intercept_index())
+        coefs = [] if self.positive and self.bounds is None else coefficient_constraints(self, theta, data.n_features)
+        constraint: Any = [ball, *coefs] if coefs else ball
+        return Problem(SquaredLoss(data, theta), constraint=constraint,
                        regularizer=L2Squared(theta, float(self.alpha)) if self.alpha > 0 else ())
