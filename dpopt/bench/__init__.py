@@ -40,6 +40,7 @@ BENCHMARKS: dict[str, str] = {
     "tables": "dpopt.bench.tables",
     "defaults": "dpopt.bench.defaults",
     "regression-rule": "dpopt.bench.regression_rule",
+    "constrained-regression": "dpopt.bench.constrained_regression",
 }
 
 
