@@ -6,7 +6,7 @@ one ℓ1 or ℓ2 ball (:func:`box_l1_project`, :func:`box_l2_project`): the KKT 
 give ``clip(soft_threshold(v, τ), low, high)`` and ``clip(v·s, low, high)`` with a scalar τ ≥ 0
 or s ∈ (0, 1] whose defining equation is piecewise linear (ℓ1) or piecewise
 quadratic in s (ℓ2) with breakpoints read off the coordinates, so it is solved exactly on the
-right piece after a sort, as in the simplex projection (Held et al. 1974; Condat 2016).
+right piece after a sort, as in the simplex projection (Held et al. 1974; [Con16]).
 
 :func:`dykstra` projects onto any intersection of convex pieces with exact projections
 (Boyle and Dykstra 1986, [BD86]); it is the iterative projection of the sets without a closed
