@@ -104,8 +104,8 @@ from dpopt.mechanisms.base import (
     OnUncertified,
     choose,
     template_problem,
-    unbounded_lipschitz,
 )
+from dpopt.mechanisms.constrained import unbounded_lipschitz
 from dpopt.mechanisms.params import Interval, Options, Real, Vector, arguments
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger

@@ -41,8 +41,8 @@ from dpopt.mechanisms.base import (
     NoiseSpec,
     OnUncertified,
     template_problem,
-    unbounded_lipschitz,
 )
+from dpopt.mechanisms.constrained import unbounded_lipschitz
 from dpopt.mechanisms.params import Options, arguments
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger

@@ -29,7 +29,7 @@ from dpopt.modeling.expressions import norm1, norm2
 from dpopt.modeling.losses import LogisticLoss, SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L2Squared
-from dpopt.modeling.sets import Box, L1Ball, L2Ball, LinfBall, NonNegative, Simplex, VertexPolytope
+from dpopt.modeling.sets import Box, L1Ball, L2Ball, NonNegative, Simplex, VertexPolytope
 from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope
 from dpopt.modeling.variable import Variable
 from dpopt.privacy.ledger import Ledger
