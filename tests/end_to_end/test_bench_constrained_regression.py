@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 
 from dpopt.bench import get
-from dpopt.bench.constrained_regression import AMENITIES, DISTRICTS, NUMERIC, PRICE, make_table, verdict
+from dpopt.bench.constrained_regression import (
+    AMENITIES,
+    DISTRICTS,
+    NUMERIC,
+    PRICE,
+    make_table,
+    verdict,
+)
 from dpopt.sklearn import SchemaEncoder
 
 
