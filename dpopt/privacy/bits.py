@@ -20,7 +20,7 @@ import numpy as np
 __all__ = ["BitStream"]
 
 _FIRST_BLOCK = 1 << 10
-_LARGEST_BLOCK = 1 << 17
+_LARGEST_BLOCK = 1 << 14
 _TWO32 = np.uint64(1 << 32)
 _NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
@@ -47,15 +47,26 @@ class BitStream:
         return np.asarray(self._generator.random_raw((count + 1) // 2), dtype=np.uint64).view(np.uint32)[:count]
 
     def words(self, count: int) -> np.ndarray:
-        """``count`` uniform uint32 words (a fresh array)."""
+        """``count`` uniform uint32 words (a fresh array), served from the buffer in stream order.
+
+        A request larger than the current block is read from the source directly (after what is
+        left in the buffer); smaller ones refill the buffer with a block that doubles up to 64 KB,
+        small enough for the allocator to reuse its memory instead of mapping fresh pages."""
         left = self._buffer.size - self._used
-        if left < count:
-            self._block = min(2 * self._block, _LARGEST_BLOCK)
-            fresh = self._fill(max(count - left, self._block))
-            self._buffer = np.concatenate([self._buffer[self._used:], fresh])
-            self._used = 0
-        out = self._buffer[self._used:self._used + count].copy()
-        self._used += count
+        if left >= count:
+            out = self._buffer[self._used:self._used + count].copy()
+            self._used += count
+            return out
+        rest = self._buffer[self._used:]
+        need = count - left
+        if need >= self._block:
+            self._used = self._buffer.size
+            fresh = self._fill(need)
+            return np.concatenate([rest, fresh]) if left else fresh.copy()
+        self._block = min(2 * self._block, _LARGEST_BLOCK)
+        fresh = self._fill(self._block)
+        out = np.concatenate([rest, fresh[:need]])
+        self._buffer, self._used = fresh, need
         return out
 
     def words64(self, count: int) -> np.ndarray:
@@ -83,8 +94,8 @@ class BitStream:
         (the kept range holds each residue equally often); w = 32 when every bound fits.  A
         scalar power-of-two bound takes the low bits of a word directly.
         """
-        if isinstance(bounds, int) and bounds <= 1 << 32:
-            return self._below_scalar(bounds, size)
+        if isinstance(bounds, int):
+            return self._below_scalar(bounds, size) if bounds <= 1 << 32 else self._below_wide(bounds, size)
         m = np.broadcast_to(np.asarray(bounds, dtype=np.uint64), (size,))
         out = np.empty(size, dtype=np.uint64)
         todo = np.arange(size)
@@ -121,6 +132,19 @@ class BitStream:
             u[bad] = fresh
             bad = bad[fresh < floor]
         return (u.astype(np.int64) % bound)
+
+    def _below_wide(self, bound: int, size: int) -> np.ndarray:
+        """``size`` uniform values in {0, …, bound − 1} for one bound in (2^32, 2^63) (Lemire's
+        rejection on 64-bit words: a word u is kept when u ≥ 2^64 mod bound)."""
+        m = np.uint64(bound)
+        floor = np.uint64((1 << 64) % bound)
+        u = self.words64(size)
+        bad = np.flatnonzero(u < floor)
+        while bad.size:
+            fresh = self.words64(bad.size)
+            u[bad] = fresh
+            bad = bad[fresh < floor]
+        return (u % m).astype(np.int64)
 
     def unit32(self, size: int) -> np.ndarray:
         """``size`` uniform integers in [0, 2^32) as exact float64 values."""

@@ -3,17 +3,26 @@
 The samplers follow Canonne, Kamath and Steinke [CKS20] (Algorithms 1–3): a Bernoulli trial
 with success probability exp(−γ) for a rational γ (Algorithm 1), the discrete Laplace
 distribution P[X = x] ∝ exp(−|x|/t) for a rational scale t (Algorithm 2) and the discrete
-Gaussian P[X = x] ∝ exp(−x²/(2σ²)) for a rational σ² (Algorithm 3).  The sampling path uses
-Python integers only (parameters are converted once, exactly, to ``fractions.Fraction`` and
-then to integer numerators and denominators): no floating-point operation decides any
-draw, so the output distribution is exactly the stated one, given a uniform bit source.
+Gaussian P[X = x] ∝ exp(−x²/(2σ²)) for a rational σ² (Algorithm 3).  Parameters are
+converted once, exactly, to ``fractions.Fraction`` and then to integer numerators and
+denominators; the output distribution is exactly the stated one, given a uniform bit source.
+
+Two forms draw the same laws:
+
+* the **vectorised** form (more than a handful of draws, parameters within the limits below:
+  every grid calibration's are) draws numpy arrays.  Its discrete Laplace is |x| = Z, the
+  geometric law [CKS20] Alg. 2 builds, drawn by exact inversion with a fair sign, and its
+  discrete Gaussian is Alg. 3's rejection from it.  Every Bernoulli(exp(−x)) step is one
+  uniform U tested for U < e^{−x}: float64 bounds with a proved error decide it when they
+  can (all but about 2^-35 of the trials), and exact rational bounds with further bits of U
+  decide the rest (:mod:`dpopt.privacy.exp_trials`), so no rounding ever decides a draw;
+* the **scalar** form (a few draws, or parameters beyond 2^40) runs Algorithms 1–3 as
+  written, in Python integers.
 
 The bit source (:class:`dpopt.privacy.bits.BitStream`) is the operating system's
 cryptographically secure generator unless a seed is given; a seeded sampler draws from
 ``numpy.random.PCG64DXSM(seed)``, which is reproducible and **not secure**: use it for
-tests and benchmarks, never for a release meant to protect anyone.  The draws are
-vectorised over numpy integer arrays (fast enough to be every mechanism's noise), with
-the scalar forms of the algorithms kept for parameters beyond 2^40.
+tests and benchmarks, never for a release meant to protect anyone.
 
 :func:`discrete_gaussian_delta` evaluates the exact (ε, δ) profile of the discrete Gaussian
 mechanism ([CKS20], Theorem 7) numerically, with an explicit bound on the truncated tail;
@@ -31,6 +40,7 @@ import numpy as np
 
 from dpopt.errors import InvalidParameterError
 from dpopt.privacy.bits import BitStream
+from dpopt.privacy.exp_trials import below_exp, geometric
 
 __all__ = [
     "ExactSampler",
@@ -143,71 +153,23 @@ def _discrete_gaussian(below: Below, a: int, b: int, t: int, bt: int, den: int) 
             return y
 
 
-# --- vectorised forms of Algorithms 1–3 (numpy integer arithmetic on arrays of draws) -------
+# --- vectorised forms of Algorithms 2–3 (numpy arrays of draws) ----------------------------
 #
-# Every Bernoulli trial below is decided exactly: on integers by a uniform integer compared
-# with an integer numerator, and on the discrete Gaussian's acceptance probability (whose
-# numerator and denominator can exceed 64 bits) by a float64 comparison whose error is
-# bounded far below the guard, with the rare undecided trial resolved in Python integers.
-# Rejected draws are redrawn, so each output has exactly the target law.
+# Each Bernoulli(exp(−x)) step is one exact trial U < e^{−x} on a fresh uniform
+# (:mod:`dpopt.privacy.exp_trials`): float bounds decide all but about 2^-35 of the trials and
+# the rest are decided exactly.  Rejected candidates are redrawn, so each output has exactly
+# the target law.
 
-#: relative guard around a float64 evaluation of a probability whose error is below 2^-49
-_GUARD = 2.0**-40
 _EXACT_FLOAT = 2**53
-#: acceptance exponents at or beyond this are decided by the scalar algorithm (no int64 overflow)
-_HUGE_EXPONENT = 2.0**40
-#: the vectorised paths' parameter limits: a discrete Laplace scale num/den with num < 2^40 keeps
-#: u + t·v in int64; a discrete Gaussian σ² = a/b with a < 2^53 keeps the acceptance's float
-#: evaluation exact in its inputs; denominators stay below 2^20
+#: the vectorised paths' parameter limits: a discrete Laplace scale num/den with num < 2^40 (the
+#: inversion's z·den stays an exact double); a discrete Gaussian σ² = a/b with a < 2^53 (its
+#: acceptance exponent is evaluated from exact doubles); denominators below 2^20
 _LAPLACE_LIMIT = 1 << 40
 _GAUSS_LIMIT = 1 << 53
 _DEN_LIMIT = 1 << 20
-#: up to this many draws the scalar algorithms are faster than the vectorised loops' overhead
-_SCALAR_AT_MOST = 24
-
-
-def _bern_exp_frac_vec(bits: BitStream, num: np.ndarray, den: int) -> np.ndarray:
-    """Bernoulli(exp(−num/den)) per entry, 0 ≤ num ≤ den ([CKS20] Alg. 1, vectorised).
-
-    Trial K is Bernoulli(num/(den·K)) = Bernoulli(num/den) ∧ Bernoulli(1/K) (independent);
-    every live entry is at the same K, so the bounds are scalars.
-    """
-    result = np.empty(num.size, dtype=bool)
-    k = 1
-    alive = np.arange(num.size)
-    while alive.size:
-        hit = bits.below_array(den, alive.size) < num[alive]
-        if k > 1:
-            hit &= bits.below_array(k, alive.size) == 0
-        stop = alive[~hit]
-        result[stop] = (k & 1) == 1
-        alive = alive[hit]
-        k += 1
-    return result
-
-
-def _bern_exp_one_vec(bits: BitStream, size: int) -> np.ndarray:
-    """Bernoulli(exp(−1)) × ``size`` ([CKS20] Alg. 1 with γ = 1: trial K succeeds w.p. 1/K)."""
-    result = np.empty(size, dtype=bool)
-    k = 2
-    alive = np.arange(size)
-    while alive.size:
-        hit = bits.below_array(k, alive.size) == 0
-        stop = alive[~hit]
-        result[stop] = (k & 1) == 1
-        alive = alive[hit]
-        k += 1
-    return result
-
-
-def _geometric_vec(bits: BitStream, size: int) -> np.ndarray:
-    """The number of Bernoulli(exp(−1)) successes before the first failure, × ``size``."""
-    v = np.zeros(size, dtype=np.int64)
-    alive = np.arange(size)
-    while alive.size:
-        alive = alive[_bern_exp_one_vec(bits, alive.size)]
-        v[alive] += 1
-    return v
+#: up to this many draws the scalar algorithms are faster than the vectorised path's overhead
+_SCALAR_AT_MOST = 8
+_BATCH = 1 << 13
 
 
 def _first_accepted(draw: Callable[[int], np.ndarray], size: int, rate: float) -> np.ndarray:
@@ -215,119 +177,69 @@ def _first_accepted(draw: Callable[[int], np.ndarray], size: int, rate: float) -
 
     ``draw(m)`` returns the accepted values among m independent candidates (in order);
     accepted values are i.i.d. from the target law, so keeping the first ``size`` by position
-    (a choice that never looks at a value) leaves them so.  Batches of ~need/rate + 64
-    candidates make one round enough almost always, instead of a round per straggler.
+    (a choice that never looks at a value) leaves them so.  Batches of ~need/rate + 16
+    candidates make one round enough almost always, instead of a round per straggler; a batch
+    holds at most 2^13 candidates: its arrays (64 KB each) stay in cache and below the allocator's
+    threshold for fresh pages.
     """
     parts: list[np.ndarray] = []
     have = 0
     while have < size:
-        batch = draw(int((size - have) / rate) + 64)
+        batch = draw(min(int((size - have) / rate) + 16, _BATCH))
         parts.append(batch)
         have += batch.size
     return np.concatenate(parts)[:size] if parts else np.empty(0, dtype=np.int64)
 
 
 def _discrete_laplace_vec(bits: BitStream, t: int, s: int, size: int) -> np.ndarray:
-    """``size`` draws with P[x] ∝ exp(−|x|·s/t) ([CKS20] Alg. 2, vectorised; t < 2^40)."""
+    """``size`` draws with P[x] ∝ exp(−|x|·s/t) (t < 2^40).
+
+    |x| is the geometric Z with P[Z ≥ z] = e^{−z·s/t}, drawn by exact inversion
+    (:func:`dpopt.privacy.exp_trials.geometric`, the law [CKS20] Alg. 2 builds from Bernoulli
+    trials), with a fair sign; a negative zero is rejected, which leaves P[x] ∝ e^{−|x|·s/t}.
+    """
 
     def draw(m: int) -> np.ndarray:
-        u = bits.below_array(t, m)
-        u = u[_bern_exp_frac_vec(bits, u, t)]
-        y = (u + np.int64(t) * _geometric_vec(bits, u.size)) // s
-        negative = bits.below_array(2, u.size) == 1
-        return np.where(negative, -y, y)[~(negative & (y == 0))]
+        z, negative = geometric(bits, t, s, m)
+        return np.where(negative, -z, z)[~(negative & (z == 0))]
 
-    return _first_accepted(draw, size, 0.55)
+    return _first_accepted(draw, size, (1.0 + math.exp(-s / t)) / 2.0)  # 1 − P[Z = 0]/2
 
 
-def _resolve(bits: BitStream, p: Fraction, u: int) -> bool:
-    """Exactly: is the uniform real (u + V)/2^32 below p, V uniform on [0, 1) drawn lazily?"""
-    q = p * (1 << 32) - u
-    while True:
-        if q <= 0:
-            return False
-        if q >= 1:
-            return True
-        v = int(bits.words64(1)[0])
-        q = q * (1 << 64) - v
-        if q >= 1:
-            return True
-        if q <= 0:
-            return False
+def _gauss_exponents(y: np.ndarray, a: int, b: int, t: int) -> tuple[np.ndarray, Callable[[int], Fraction]]:
+    """x = (|y|·b·t − a)²/(2·a·b·t²) per entry as float64 within relative 4·2^-53, and x exactly.
 
-
-def _bern_guarded(bits: BitStream, p_float: np.ndarray, trusted: np.ndarray,
-                  exact: Callable[[int], Fraction]) -> np.ndarray:
-    """Bernoulli(p) per entry from a uniform real U: decided by float64 bounds on U and p
-    where ``trusted`` says p_float is within relative 2^-49 of p, else in exact arithmetic."""
-    u = bits.unit32(p_float.size)
-    low, high = u * 2.0**-32, (u + 1.0) * 2.0**-32
-    below = high <= p_float * (1.0 - _GUARD)
-    above = low >= p_float * (1.0 + _GUARD)
-    result = below & trusted
-    for i in np.flatnonzero(~trusted | ~(below | above)).tolist():
-        result[i] = _resolve(bits, exact(i), int(u[i]))
-    return result
-
-
-def _gauss_accept_vec(bits: BitStream, y: np.ndarray, a: int, b: int, t: int) -> np.ndarray:
-    """Bernoulli(exp(−(|y|·b·t − a)²/(2·a·b·t²))) per entry ([CKS20] Alg. 3's acceptance).
-
-    x = w²/D (w = |y|·b·t − a, D = 2abt²) may exceed 1: the trial is split into m = ⌊x̃⌋ + 2
-    trials of Bernoulli(exp(−x/m)) (x̃ the float value, |x − x̃| < 1, so x/m ≤ 1), each by
-    Alg. 1 with Bernoulli(x/(m·K)) decided by :func:`_bern_guarded`; x̃ ≥ 2^40 (a far tail)
-    goes to the scalar algorithm.
+    Where |y|·b·t < 2^53 (and a < 2^53) the difference w is an exact double and x costs three
+    correctly rounded operations; elsewhere x is the correctly rounded value of the fraction.
     """
-    trusted = (np.abs(y) < _EXACT_FLOAT // (b * t)) & (a < _EXACT_FLOAT)
-    w = np.abs(y).astype(np.float64) * float(b * t) - float(a)  # exact where trusted
-    x = w * w / float(2 * a * b * t * t)
-    for i in np.flatnonzero(~trusted).tolist():  # rare: x correctly rounded from integers
-        wi = abs(int(y[i])) * b * t - a
-        x[i] = float(Fraction(wi * wi, 2 * a * b * t * t))
-    accepted = np.ones(y.size, dtype=bool)
-    huge = x >= _HUGE_EXPONENT
-    for i in np.flatnonzero(huge).tolist():  # far tails: the scalar Alg. 1 in Python integers
-        wi = abs(int(y[i])) * b * t - a
-        accepted[i] = bool(_bern_exp(bits.below, wi * wi, 2 * a * b * t * t))
-    m = np.where(huge, 0, np.floor(np.where(huge, 0.0, x)).astype(np.int64) + 2)
-    alive = np.arange(y.size)
-    step = 0
-    while alive.size:
-        alive = alive[m[alive] > step]
-        if not alive.size:
-            break
-        k = 1
-        odd = np.zeros(alive.size, dtype=bool)
-        live = np.arange(alive.size)
-        while live.size:  # Alg. 1 on x/m for the entries still in this factor's loop
-            ids = alive[live]
-            p = x[ids] / (m[ids] * float(k))
+    den = 2 * a * b * t * t
+    trusted = np.abs(y) < _EXACT_FLOAT // (b * t)
+    w = np.abs(y).astype(np.float64) * float(b * t) - float(a)
+    x = w * w / float(den)
 
-            def exact(i: int, ids: np.ndarray = ids, k: int = k) -> Fraction:
-                j = int(ids[i])
-                wi = abs(int(y[j])) * b * t - a
-                return Fraction(wi * wi, 2 * a * b * t * t * int(m[j]) * k)
+    def exact(i: int) -> Fraction:
+        wi = abs(int(y[i])) * b * t - a
+        return Fraction(wi * wi, den)
 
-            hit = _bern_guarded(bits, p, trusted[ids], exact)
-            stop = live[~hit]
-            odd[stop] = (k & 1) == 1
-            live = live[hit]
-            k += 1
-        accepted[alive[~odd]] = False
-        alive = alive[odd]
-        step += 1
-    return accepted
+    for i in np.flatnonzero(~trusted).tolist():
+        x[i] = float(exact(i))
+    return x, exact
 
 
 def _discrete_gaussian_vec(bits: BitStream, a: int, b: int, size: int) -> np.ndarray:
-    """``size`` draws with P[x] ∝ exp(−x²·b/(2a)) ([CKS20] Alg. 3, vectorised)."""
+    """``size`` draws with P[x] ∝ exp(−x²·b/(2a)) ([CKS20] Alg. 3, vectorised).
+
+    Y ~ discrete Laplace of scale t = ⌊σ⌋ + 1 is accepted with probability
+    exp(−(|Y| − σ²/t)²/(2σ²)) = exp(−(|Y|·b·t − a)²/(2·a·b·t²)), one exact trial each.
+    """
     t = math.isqrt(a // b) + 1
 
     def draw(m: int) -> np.ndarray:
         y = _discrete_laplace_vec(bits, t, 1, m)
-        return y[_gauss_accept_vec(bits, y, a, b, t)]
+        x, exact = _gauss_exponents(y, a, b, t)
+        return y[below_exp(bits, x, exact)]
 
-    return _first_accepted(draw, size, 0.7)
+    return _first_accepted(draw, size, 0.55)
 
 
 def bernoulli_exp(gamma: object, *, seed: int | None = None) -> int:
@@ -362,9 +274,8 @@ class ExactSampler:
 
     Notes
     -----
-    Parameters are converted exactly to fractions once per call.  More than a couple of
-    dozen draws are vectorised over numpy integer arrays when the parameters are within the
-    limits above (a discrete
+    Parameters are converted exactly to fractions once per call.  More than eight draws are
+    vectorised (module notes) when the parameters are within the limits above (a discrete
     Gaussian σ² below 2^53, a Laplace scale below 2^40, denominators below 2^20: every grid
     calibration's are), and otherwise use the scalar algorithms in Python integers; both are
     exact.  Results are numpy int64 arrays, or object arrays of Python
@@ -383,6 +294,11 @@ class ExactSampler:
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) < 2**63:
             raise InvalidParameterError(f"n must be an integer in [1, 2^63), got {n!r}")
         return self._bits.below_array(int(n), _size(size))
+
+    @property
+    def bits(self) -> BitStream:
+        """The uniform bit source every draw of this sampler reads (shared, in stream order)."""
+        return self._bits
 
     def discrete_laplace(self, t: object, size: object = 1) -> np.ndarray:
         """``size`` independent draws with P[x] = (1 − e^{−1/t})/(1 + e^{−1/t})·e^{−|x|/t}.

@@ -23,18 +23,21 @@ decides every selection on *integers*:
 
        P[i] = exp(−η k_i) / Σ_j exp(−η k_j).
 
-   It is sampled by rejection: draw a candidate i uniformly (exact uniform integers from the
-   run's bit source) and accept it with probability exp(−η(k_i − k_min)), an exact
-   Bernoulli(exp(−x)) trial for the rational x ([CKS20] Alg. 1: trials of Bernoulli(x/K)
-   decided by comparing uniform integers, ⌊x⌋ trials of Bernoulli(exp(−1)) and one of
-   Bernoulli(exp(−(x − ⌊x⌋))); an x beyond 32 is split as exp(−32·…)·exp(−rest) so numpy
-   int64 never overflows, the rest decided in Python integers).  The accepted index has
-   exactly the law above: each round accepts i with probability
-   (1/n)·exp(−η(k_i − k_min)) independently of earlier rounds.  Proposals are drawn in
-   batches and the *first* accepted proposal of the batch is returned, which is the same
-   sequential procedure.  Rows of a 2-D score array (independent blocks) are sampled
-   independently, which samples the exponential mechanism over tuples, whose weight
-   exp(−η Σ_b k_{b,v_b}) factorizes.
+   It is sampled by rejection from a power-of-two envelope: with d_i = k_i − k_min,
+   x_i = η d_i and e_i = min(⌊x_i log2 e⌋, T) (computed from below, so 2^{−e_i} ≥ e^{−x_i}),
+   candidate i is proposed with probability c_i/C, c_i = 2^{T−e_i} an integer and C = Σ c_j
+   (one exact uniform integer below C, located in the cumulative sums), and accepted with
+   probability e^{−x_i}·2^{e_i} ≤ 1, one exact trial U < e^{−x_i}·2^{e_i}
+   (:func:`dpopt.privacy.exp_trials.below_exp`: float bounds with a proved error decide it,
+   exact rational bounds and further bits of U decide what they leave open).  Each round
+   accepts i with probability (c_i/C)·e^{−x_i}2^{e_i} = 2^T e^{−x_i}/C, proportional to
+   exp(−η k_i) and independent of earlier rounds, so the accepted index has exactly the law
+   above; a round accepts with probability at least about 1/2 (for e_i < T the acceptance is
+   above 1/2), whatever the scores.  T = 62 − ⌈log2(rows·n)⌉ keeps every sum below 2^62.
+   Proposals are drawn in batches and the *first* accepted proposal of the batch is returned,
+   which is the same sequential procedure.  Rows of a 2-D score array (independent blocks)
+   are sampled independently, which samples the exponential mechanism over tuples, whose
+   weight exp(−η Σ_b k_{b,v_b}) factorizes.
 
    *Privacy.*  For neighbours with integer scores k, k′ (|k_i − k′_i| ≤ D for every
    candidate, a tuple's total included), log P[i] − log P′[i] = −η(k_i − k′_i) + log(Z′/Z),
@@ -44,8 +47,8 @@ decides every selection on *integers*:
    (Durfee & Rogers 2019, Def. 3 / Lemma 3.1), hence (ε₀²/8)-zCDP (Cesar & Rogers 2021,
    Lemma 3.2) — the accounting factor 1/8 of :mod:`dpopt.privacy.noisy_max`.
 
-   *Running time* is random and depends on the scores (the expected number of proposals is
-   n·exp(−η k_min)/Σ_j exp(−η k_j) ≤ n); the output law does not.
+   *Running time* is O(rows·n) for the envelope plus a random number of proposals (about 2
+   per row at most in expectation; it depends on the scores); the output law does not.
 
 3. **"laplace": report-noisy-min with exact discrete Laplace noise.**  With the public
    scale t = β/γ (grid units, the same β), the output is argmin_i (k_i + L_i), L_i i.i.d.
@@ -74,6 +77,7 @@ generator's PCG64 stream.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,6 +88,7 @@ import numpy as np
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.exact import ExactSampler, sampler_for
+from dpopt.privacy.exp_trials import below_exp, below_exp_one
 from dpopt.privacy.grid import grid_step
 
 __all__ = [
@@ -111,6 +116,8 @@ _MAX_DYADIC = 50
 _MAX_ETA = 2**30
 #: proposals per rejection round, in total over the pending rows
 _ROUND = 4096
+#: a double below log2(e)·(1 − 2^-46) (float(log2 e) is within 2^-52 of it)
+_LOG2E_BELOW = 1.4426950408889634 * (1.0 - 2.0**-45)
 
 
 # ----------------------------------------------------------------------------- the grid
@@ -134,8 +141,10 @@ def grid_sensitivity(sensitivity: float, gamma: float, blocks: int = 1) -> int:
 def score_units(scores: np.ndarray, gamma: float) -> np.ndarray:
     """Integer scores round(s/γ) (half to even) as int64, clamped to ±2^52; NaN maps to +2^52."""
     s = np.asarray(scores, dtype=np.float64)
-    units = np.clip(np.rint(s / gamma), -_LIMIT, _LIMIT)
-    return np.where(np.isnan(units), float(_LIMIT), units).astype(np.int64)
+    units = np.rint(s / gamma)
+    np.fmin(units, float(_LIMIT), out=units)  # fmin(NaN, L) = L
+    np.fmax(units, -float(_LIMIT), out=units)
+    return units.astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- exact trials
@@ -146,68 +155,30 @@ def uniform_index(sampler: ExactSampler, n: int) -> int:
     return int(sampler.uniform(int(n), 1)[0])
 
 
-def _bern_exp_frac(sampler: ExactSampler, num: np.ndarray, den: int) -> np.ndarray:
-    """Bernoulli(exp(−num/den)) per entry, 0 ≤ num < den ([CKS20] Alg. 1).
-
-    K counts trials A_K ~ Bernoulli(num/(den·K)) up to the first failure; the result is 1
-    iff K is odd.  All live entries are at the same K, so each trial is one exact uniform
-    integer below den·K per entry, compared with num."""
-    result = np.empty(num.size, dtype=bool)
-    alive = np.arange(num.size)
-    k = 1
-    while alive.size:
-        hit = sampler.uniform(den * k, alive.size) < num[alive]
-        result[alive[~hit]] = (k & 1) == 1
-        alive = alive[hit]
-        k += 1
-    return result
-
-
-def _bern_exp_one(sampler: ExactSampler, size: int) -> np.ndarray:
-    """Bernoulli(exp(−1)) × ``size`` ([CKS20] Alg. 1 with γ = 1: trial K ≥ 2 succeeds w.p. 1/K)."""
-    result = np.empty(size, dtype=bool)
-    alive = np.arange(size)
-    k = 2
-    while alive.size:
-        hit = sampler.uniform(k, alive.size) == 0
-        result[alive[~hit]] = (k & 1) == 1
-        alive = alive[hit]
-        k += 1
-    return result
-
-
 def bernoulli_exp_dyadic(sampler: ExactSampler, num: np.ndarray, bits: int) -> np.ndarray:
-    """Exact Bernoulli(exp(−num/2^bits)) per entry of an int64 array num ≥ 0 (bits ≤ 50).
-
-    exp(−x) = exp(−1)^⌊x⌋ · exp(−(x − ⌊x⌋)): one fractional trial and ⌊x⌋ Bernoulli(exp(−1))
-    trials, stopping at the first failure ([CKS20] Alg. 1)."""
+    """Exact Bernoulli(exp(−num/2^bits)) per entry of an int64 array num ≥ 0 (bits ≤ 50): one
+    exact trial U < e^{−x} each (:func:`dpopt.privacy.exp_trials.below_exp`)."""
     num = np.asarray(num, dtype=np.int64)
-    whole = num >> bits
-    ok = _bern_exp_frac(sampler, num & ((1 << bits) - 1), 1 << bits)
-    alive = np.flatnonzero(ok & (whole > 0))
-    done = 0
-    while alive.size:
-        trial = _bern_exp_one(sampler, alive.size)
-        ok[alive[~trial]] = False
-        done += 1
-        alive = alive[trial & (whole[alive] > done)]
-    return ok
-
-
-def _bern_exp_big(sampler: ExactSampler, num: int, bits: int) -> bool:
-    """Exact Bernoulli(exp(−num/2^bits)) for a Python int num ≥ 0 of any size (rarely used)."""
-    whole, frac = divmod(num, 1 << bits)
-    if not _bern_exp_frac(sampler, np.array([frac], dtype=np.int64), 1 << bits)[0]:
-        return False
-    for _ in range(whole):  # stops at the first failure: O(1) trials expected
-        if not _bern_exp_one(sampler, 1)[0]:
-            return False
-    return True
+    return below_exp(sampler.bits, num.astype(np.float64) * 2.0**-bits, lambda i: Fraction(int(num[i]), 1 << bits))
 
 
 def dyadic_floor(value: Fraction) -> tuple[int, int]:
     """(a, m) with a/2^m ≤ ``value`` the largest such with m chosen so that a ≥ 2^24 when
-    possible (m ≤ 50); ``value`` is first clamped to 2^30."""
+    possible (m ≤ 50); ``value`` is first clamped to 2^30.  The last value's result is kept
+    (a selector passes the same η at every step; hashing a Fraction would cost more)."""
+    global _LAST_DYADIC
+    last = _LAST_DYADIC
+    if last[0] is value:
+        return last[1]
+    out = _dyadic_floor(value)
+    _LAST_DYADIC = (value, out)  # one rebinding: a concurrent reader sees the old pair or the new
+    return out
+
+
+_LAST_DYADIC: tuple[object, tuple[int, int]] = (None, (0, 0))
+
+
+def _dyadic_floor(value: Fraction) -> tuple[int, int]:
     v = min(Fraction(value), Fraction(_MAX_ETA))
     if v <= 0:
         return 0, 0
@@ -224,6 +195,15 @@ def dyadic_ceil(value: Fraction, bits: int = 32) -> Fraction:
 
 
 # ----------------------------------------------------------------------------- the rules
+
+
+def _envelope(d: np.ndarray, eta: float, top: int) -> np.ndarray:
+    """e_i = min(⌊η·d_i·log2(e)⌋, top), computed from below: the two rounded products stay
+    below η·d_i·log2(e) because the constant is below log2(e)·(1 − 2^-46)."""
+    y = d.astype(np.float64)  # exact: d ≤ 2^53
+    y *= eta * _LOG2E_BELOW
+    np.minimum(y, float(top), out=y)
+    return y.astype(np.int64)
 
 
 def exponential_mechanism(sampler: ExactSampler, units: np.ndarray, eta: Fraction) -> np.ndarray:
@@ -246,23 +226,36 @@ def exponential_mechanism(sampler: ExactSampler, units: np.ndarray, eta: Fractio
     k = np.atleast_2d(np.asarray(units, dtype=np.int64))
     rows, n = k.shape
     a, m = dyadic_floor(eta)
-    d = k - k.min(axis=1, keepdims=True)
-    cap = -(-(_SPLIT << m) // a) if a > 0 else _LIMIT << 2  # a·cap ≥ 32·2^m: beyond cap, exp(−x) < e^-32
-    head = a * np.minimum(d, cap)
+    d = (k - k.min(axis=1, keepdims=True)).ravel()  # 0 ≤ d ≤ 2^53: exact as a double
+    eta_f = a / 2.0**m  # η' = a/2^m, an exact double: x_j = d_j·η' is one rounding
+    top = 62 - (rows * n - 1).bit_length()  # Σ c ≤ rows·n·2^top ≤ 2^62
+    e = _envelope(d, eta_f, top)
+    cum = np.cumsum(np.right_shift(np.int64(1 << top), e))  # c_j = 2^(top − e_j) ≥ e^{−x_j}·2^top
+
+    if rows == 1:  # one proposal at a time, in Python: the common case, and the cheapest
+        bits, total = sampler.bits, int(cum[-1])
+        while True:
+            j = int(np.searchsorted(cum, bits.below(total), side="right"))
+            u = int(bits.words64(1)[0]) >> 11
+            if below_exp_one(bits, u, float(d[j]) * eta_f, int(e[j]), lambda j=j: Fraction(a * int(d[j]), 1 << m)):
+                return np.array([j], dtype=np.int64)
+
+    def trials(flat: np.ndarray) -> np.ndarray:  # accept proposal j w.p. e^{−x_j}·2^{e_j} ≤ 1
+        return below_exp(sampler.bits, d[flat] * eta_f, lambda i: Fraction(a * int(d[flat[i]]), 1 << m), e[flat])
+
+    ends = cum[n - 1::n]
+    starts = np.concatenate(([0], ends[:-1]))
     out = np.full(rows, -1, dtype=np.int64)
     pending = np.arange(rows)
     width = 4
     while pending.size:
-        prop = sampler.uniform(n, pending.size * width).reshape(pending.size, width)
         rr = np.repeat(pending, width)
-        flat = prop.ravel()
-        acc = bernoulli_exp_dyadic(sampler, head[rr, flat], m)
-        for j in np.flatnonzero(acc & (d[rr, flat] > cap)).tolist():  # the rest of exp(−x), x > 32
-            acc[j] = _bern_exp_big(sampler, a * (int(d[rr[j], flat[j]]) - cap), m)
-        acc = acc.reshape(pending.size, width)
+        flat = np.searchsorted(cum, starts[rr] + sampler.bits.below_array(ends[rr] - starts[rr], rr.size),
+                               side="right")
+        acc = trials(flat).reshape(pending.size, width)
         has = acc.any(axis=1)
-        first = np.argmax(acc, axis=1)
-        out[pending[has]] = prop[has, first[has]]
+        first = flat.reshape(pending.size, width)[has, np.argmax(acc[has], axis=1)]
+        out[pending[has]] = first - pending[has] * n
         pending = pending[~has]
         width = max(1, min(2 * width, _ROUND // max(pending.size, 1)))
     return out
@@ -326,12 +319,12 @@ class ExactSelector:
             if not (isinstance(value, float) and math.isfinite(value) and value > 0.0):
                 raise PrivacyParameterError(f"{name} must be a finite float > 0, got {value!r}")
 
-    @property
+    @functools.cached_property
     def eta(self) -> Fraction:
         """η = γ/β exactly (the draw rounds it down, :func:`dyadic_floor`)."""
         return Fraction(self.gamma) / Fraction(self.scale)
 
-    @property
+    @functools.cached_property
     def t(self) -> Fraction:
         """The discrete Laplace scale in grid units: β/γ rounded *up* to a dyadic rational
         with a ~32-bit numerator (:func:`dyadic_ceil`; more noise, relative ≤ 2^-31)."""
