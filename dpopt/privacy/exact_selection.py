@@ -206,6 +206,11 @@ def _envelope(d: np.ndarray, eta: float, top: int) -> np.ndarray:
     return y.astype(np.int64)
 
 
+def _exponent(a: int, d: int, m: int) -> Fraction:
+    """x = η'·d exactly, η' = a/2^m."""
+    return Fraction(a * d, 1 << m)
+
+
 def exponential_mechanism(sampler: ExactSampler, units: np.ndarray, eta: Fraction) -> np.ndarray:
     """One exact exponential-mechanism draw per row: P[j] ∝ exp(−η'·units[r, j]) (module notes).
 
@@ -237,7 +242,7 @@ def exponential_mechanism(sampler: ExactSampler, units: np.ndarray, eta: Fractio
         while True:
             j = int(np.searchsorted(cum, bits.below(total), side="right"))
             u = int(bits.words64(1)[0]) >> 11
-            if below_exp_one(bits, u, float(d[j]) * eta_f, int(e[j]), lambda j=j: Fraction(a * int(d[j]), 1 << m)):
+            if below_exp_one(bits, u, float(d[j]) * eta_f, int(e[j]), functools.partial(_exponent, a, int(d[j]), m)):
                 return np.array([j], dtype=np.int64)
 
     def trials(flat: np.ndarray) -> np.ndarray:  # accept proposal j w.p. e^{−x_j}·2^{e_j} ≤ 1

@@ -185,7 +185,7 @@ def below_exp(bits: BitStream, x: np.ndarray, exact: Callable[[int], Fraction],
     if x.size <= _SMALL:  # the same trials one by one in Python floats: less overhead
         words = bits.words64(x.size).tolist()
         shifts = [0] * x.size if shift is None else [int(v) for v in shift.tolist()]
-        return np.array([below_exp_one(bits, w >> 11, xi, s, lambda i=i: exact(i))
+        return np.array([below_exp_one(bits, w >> 11, xi, s, functools.partial(exact, i))
                          for i, (w, xi, s) in enumerate(zip(words, x.tolist(), shifts, strict=True))], dtype=bool)
     u, _ = _prefixes(bits, x.size)
     return _decide(bits, u, x, exact, shift)
