@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, final
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import ConvexCheck
@@ -212,7 +211,7 @@ class NoiseSpec:
         if self.grid is not None:
             return math.sqrt(self.second_moment(dim))
         if self.kind == "gaussian":
-            return self.scale * math.sqrt(2.0) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
+            return self.scale * math.sqrt(2.0) * math.exp(math.lgamma((dim + 1) / 2) - math.lgamma(dim / 2))
         return self.scale * dim
 
     def second_moment(self, dim: int) -> float:

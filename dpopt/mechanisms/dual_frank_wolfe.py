@@ -77,7 +77,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.linalg as sla
 
 from dpopt.backends.base import Backend
 from dpopt.backends.profiles import SolverProfile
@@ -192,6 +191,8 @@ class DualLoss:
 
     def _fast_primal(self, s: np.ndarray) -> np.ndarray:
         """Cholesky (squared) or damped Newton from the warm start (logistic); not certified."""
+        import scipy.linalg as sla  # imported on first use, not with dpopt
+
         with np.errstate(all="ignore"):
             try:
                 if isinstance(self.loss, SquaredLoss):

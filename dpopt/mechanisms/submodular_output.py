@@ -66,8 +66,6 @@ import math
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from scipy.special import gammaln
-
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import (
     ConvexPlan,
@@ -99,7 +97,7 @@ def loss_at_zero_bound(loss: Loss) -> float:
 
 
 def _expected_gaussian_norm(p: int) -> float:
-    return math.sqrt(2.0) * math.exp(gammaln((p + 1) / 2) - gammaln(p / 2))
+    return math.sqrt(2.0) * math.exp(math.lgamma((p + 1) / 2) - math.lgamma(p / 2))
 
 
 def _second_moment(noise: NoiseSpec, p: int) -> float:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-from scipy import stats
 
 from dpopt.errors import ModelError
 from dpopt.modeling.variable import Variable, dimension_of
@@ -431,6 +430,8 @@ class ConstraintSet(ABC):
             values[start:stop] = self._support_many(rng.standard_normal((stop - start, self.dim)))
         mean = float(values.mean())
         sd = float(values.std(ddof=1))
+        from scipy import stats  # heavy: imported when a width is estimated, not with dpopt
+
         half = float(stats.t.ppf(0.5 * (1.0 + confidence), n_samples - 1)) * sd / math.sqrt(n_samples)
         return GaussianWidth(
             value=mean,

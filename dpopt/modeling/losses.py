@@ -27,11 +27,32 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-from scipy.special import expit, logsumexp, softmax
 
 from dpopt.errors import ModelError
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.variable import Variable
+
+
+# scipy.special is imported on first use, not with dpopt (it costs a few tenths of a second)
+def expit(x: np.ndarray) -> np.ndarray:
+    """scipy.special.expit (imported on first use)."""
+    from scipy.special import expit as f
+
+    return np.asarray(f(x))
+
+
+def logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
+    """scipy.special.logsumexp (imported on first use)."""
+    from scipy.special import logsumexp as f
+
+    return np.asarray(f(x, axis=axis))
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """scipy.special.softmax (imported on first use)."""
+    from scipy.special import softmax as f
+
+    return np.asarray(f(x, axis=axis))
 
 
 @dataclass(frozen=True)

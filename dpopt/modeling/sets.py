@@ -32,7 +32,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import integrate, special
 
 from dpopt.errors import ModelError
 from dpopt.modeling.constraint_set import (
@@ -92,6 +91,8 @@ def expected_max_abs_gaussian(p: int) -> tuple[float, float, float]:
 
     Returns ``(value, low, high)``.
     """
+    from scipy import integrate, special  # imported when a width is computed, not with dpopt
+
     t_mid = math.sqrt(2.0 * math.log(2.0 * p))
     upper = t_mid + 12.0
 
@@ -114,6 +115,8 @@ def _expected_max_gaussian(p: int) -> tuple[float, float, float]:
 
     Returns ``(value, low, high)``.
     """
+    from scipy import integrate, special  # imported when a width is computed, not with dpopt
+
     if p == 1:
         return 0.0, 0.0, 0.0
     t_mid = math.sqrt(2.0 * math.log(p))
@@ -290,6 +293,8 @@ class L2Ball(NormBall):
         (``scipy.special.poch``): no overflow, and unlike a difference of
         ``gammaln`` values no loss of relative accuracy for large p (≤ 1e-11).
         """
+        from scipy import special
+
         ratio = float(special.poch(0.5 * self.dim, 0.5))
         return closed_form(self.r * math.sqrt(2.0) * ratio)
 

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from scipy import integrate, special
-from scipy.sparse.linalg import svds
 
 from dpopt import plugins
 from dpopt.errors import ModelError
@@ -229,6 +227,8 @@ class GroupL1Ball(NormBall):
         most ``Σ_G √(2π) Φ(−(T − √k_G))`` (Gaussian concentration of the
         1-Lipschitz map g ↦ ‖g_G‖₂ around a median ≤ √k_G).
         """
+        from scipy import integrate, special  # imported when a width is computed, not with dpopt
+
         sizes, counts = np.unique(self.group_sizes, return_counts=True)
         half = 0.5 * sizes.astype(float)
         m = int(counts.sum())
@@ -271,6 +271,8 @@ def top_singular_pair(M: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     if M.size <= _DENSE_SVD_ENTRIES or min(p, q) == 1:
         U, s, Vt = np.linalg.svd(M, full_matrices=False)
         return float(s[0]), U[:, 0].copy(), Vt[0].copy()
+    from scipy.sparse.linalg import svds
+
     v0 = np.full(min(p, q), 1.0 / math.sqrt(min(p, q)))
     U, s, Vt = svds(M, k=1, v0=v0, tol=1e-10)
     return float(s[0]), U[:, 0].copy(), Vt[0].copy()

@@ -44,7 +44,6 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special
 
 from dpopt import plugins
 from dpopt.errors import ModelError
@@ -164,7 +163,7 @@ class Potential(ABC):
 
 def _expected_gaussian_norm(p: int) -> float:
     """E‖g‖₂ for g ~ N(0, I_p) (the Gaussian width of the unit ℓ2 ball)."""
-    return math.sqrt(2.0) * math.exp(special.gammaln((p + 1) / 2) - special.gammaln(p / 2))
+    return math.sqrt(2.0) * math.exp(math.lgamma((p + 1) / 2) - math.lgamma(p / 2))
 
 
 class EuclideanPotential(Potential):
@@ -224,6 +223,8 @@ class EntropyPotential(Potential):
         self.scale = float(constraint.scale)  # type: ignore[attr-defined]  # the simplex's declared sum
 
     def value(self, theta: np.ndarray) -> float:
+        from scipy import special
+
         u = np.asarray(theta) / self.scale
         return float(np.sum(special.xlogy(u, u)))
 

@@ -28,7 +28,6 @@ import numbers
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, special
 
 from dpopt.errors import PrivacyParameterError
 
@@ -204,6 +203,8 @@ def _profile(mu: float, epsilon: float) -> tuple[float, float, float]:
       and (e^ε − 1) uses expm1.
     * a ≥ 0, ε > 1: δ = Φ(a) − ½ e^{−a²/2} erfcx(−b/√2) (here δ is not small).
     """
+    from scipy import special  # imported on first use, not with dpopt
+
     eps_m = _MACHINE_EPS
     if mu <= 0.0:  # σ = ∞ (or exp underflow in the root finder): no privacy loss
         return 0.0, 0.0, _LOG_ZERO
@@ -368,6 +369,8 @@ def gaussian_sigma_analytic(
     if f_hi == 0.0:
         log_mu = hi
     else:
+        from scipy import optimize
+
         log_mu = optimize.brentq(excess, lo, hi, xtol=tol_f / 4.0, rtol=4.0 * _MACHINE_EPS)
     sigma = sens * math.exp(-log_mu)
 

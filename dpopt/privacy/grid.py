@@ -33,7 +33,6 @@ from fractions import Fraction
 from typing import Literal
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta, check_sensitivity
@@ -162,7 +161,7 @@ class GridNoise:
         (the discrete law's variance is at most σ² ([CKS20], Prop. 19), so this is an upper
         bound up to one grid step per coordinate)."""
         if self.kind == "gaussian":
-            return self.scale * math.sqrt(2.0) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
+            return self.scale * math.sqrt(2.0) * math.exp(math.lgamma((dim + 1) / 2) - math.lgamma(dim / 2))
         return self.scale * math.sqrt(2.0 * dim)
 
 

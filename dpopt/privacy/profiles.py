@@ -34,8 +34,6 @@ import functools
 import math
 from collections.abc import Callable
 
-from scipy import integrate, optimize
-
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta, check_sensitivity
 
@@ -83,6 +81,8 @@ def chi_expectation(fn: Callable[[float], float], dof: int, *, lower: float = 0.
         return fn(r) * math.exp(chi_logpdf(max(r, 1e-300), k) - ref) if r > 0.0 or k == 1 else 0.0
 
     points = [p for p in (mode, peak) if start < p < peak + _TAIL_WIDTH]
+    from scipy import integrate  # imported on first use, not with dpopt
+
     value, err = integrate.quad(integrand, start, peak + _TAIL_WIDTH, points=points or None,
                                 epsabs=0.0, epsrel=_QUAD_RTOL, limit=400)
     scale = math.exp(ref)
@@ -159,6 +159,8 @@ def smallest_scale(excess: Callable[[float], float], guess: float, *, rtol: floa
         hi, lo, step = lo, lo - step, 2.0 * step
     else:  # pragma: no cover - excess must become > 0 for small σ
         raise PrivacyParameterError("could not bracket the noise scale from below")
+    from scipy import optimize
+
     sigma = math.exp(optimize.brentq(f, lo, hi, xtol=rtol / 4.0, rtol=1e-15))
     nudge = rtol
     for _ in range(200):

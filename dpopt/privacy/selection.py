@@ -61,7 +61,6 @@ from fractions import Fraction
 from typing import Literal
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
@@ -373,6 +372,8 @@ def ps22_epsilon(mu: float, delta: float, law: StoppingLaw) -> float:
     lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
     best = values[i]
     if hi > lo:
+        from scipy.optimize import minimize_scalar  # imported on first use, not with dpopt
+
         res = minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
         best = min(best, float(res.fun))
     return max(best, 0.0)
