@@ -34,9 +34,11 @@ The parameter contract
 
 ``build`` **must** construct its mechanism with ``params["epsilon"]`` and
 ``params["delta"]``.  The loader checks this: when ``params`` holds
-``"epsilon"`` or ``"delta"``, the returned mechanism's ``epsilon``/``delta``
-must equal them, otherwise the run is refused (a script that ignored
-``--epsilon`` would silently release under another guarantee).  A script with
+``"epsilon"`` or ``"delta"``, the returned mechanism's ``epsilon`` must equal
+``params["epsilon"]`` and its ``delta`` must equal ``params["delta"]`` or be 0 (a pure
+ε-DP mechanism, such as the exponential mechanism, keeps a stronger guarantee than the
+δ asked for); otherwise the run is refused (a script that ignored ``--epsilon`` would
+silently release under another guarantee).  A script with
 module-level ``problem`` and ``mechanism`` takes no parameters: ``--epsilon``,
 ``--delta`` and ``--set`` are refused for it (write a ``build`` function).
 
@@ -281,6 +283,8 @@ def build_model(script: ModelScript, params: Mapping[str, Any]) -> tuple[Problem
             f"got {type(mechanism).__name__}"
         )
     for key in PRIVACY_KEYS:
+        if key == "delta" and float(mechanism.delta) == 0.0:
+            continue  # pure ε-DP: a stronger guarantee than any δ asked for
         if key in params and not math.isclose(float(getattr(mechanism, key)), float(params[key]),
                                               rel_tol=1e-12, abs_tol=0.0):
             raise ModelScriptError(

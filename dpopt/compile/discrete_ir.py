@@ -167,6 +167,7 @@ class LinearIR:
     # -- the atoms (called back by Atom.encode) ----------------------------------------------------
     def indicator_atom(self, atom: ScoreIndicator) -> None:
         Z, _, counts = atom.groups
+        binaries: dict[tuple[int, ...], int] = {}
         for g in range(Z.shape[0]):
             c = self._weight * atom.unit * int(counts[g])
             if c == 0:
@@ -189,6 +190,21 @@ class LinearIR:
                 e = self.var(0, 1, f"e{len(self.variables)}")
                 self.row(self.margin_terms(Z[g]), None, atom.cut - 1, when=(e, 0))
             self.add_cost(e, c)
+            binaries[tuple(Z[g].tolist())] = e
+        self.opposite_cuts(atom, binaries)
+
+    def opposite_cuts(self, atom: ScoreIndicator, binaries: dict[tuple[int, ...], int]) -> None:
+        """e_z + e_{−z} ≥ 1 for opposite rows (same x, opposite labels) when one of them must hit.
+
+        1[m ≤ T] + 1[−m ≤ T] ≥ 1 for every integer m when T ≥ 0 (and 1[m ≥ T] + 1[−m ≥ T] ≥ 1 when
+        T ≤ 0): a valid cut that only tightens the relaxation (the 0/1 halfspace's own MIP has it too).
+        """
+        if (atom.sense == "<=" and atom.cut < 0) or (atom.sense == ">=" and atom.cut > 0):
+            return
+        for z, e in binaries.items():
+            neg = tuple(-v for v in z)
+            if neg in binaries and binaries[neg] > e:
+                self.row({e: 1, binaries[neg]: 1}, 1, None)
 
     def ramp_atom(self, atom: Ramp) -> None:
         Z, _, counts = atom.groups

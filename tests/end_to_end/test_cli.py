@@ -258,6 +258,24 @@ def test_build_must_use_epsilon(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert "epsilon=0.5" in err and "params['epsilon']" in err
 
 
+def test_build_may_return_a_pure_mechanism_but_not_a_larger_delta(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    """δ = 0 is a stronger guarantee than any δ asked for; another δ is refused, nothing charged."""
+    body = _MODULE_LEVEL + textwrap.dedent("""
+        PARAMS = {"epsilon": 1.0, "delta": 1e-6, "pure": True}
+
+        def build(params):
+            mech = (dp.OutputPerturbation(params["epsilon"], 0.0, noise="l2-laplace") if params["pure"]
+                    else dp.ObjectivePerturbation(params["epsilon"], 1e-3))
+            return problem, mech
+    """)
+    path = _script(tmp_path, body)
+    code, _, _ = run(capsys, "solve", path, "--seed", "1")
+    assert code == 0
+    code, _, err = run(capsys, "solve", path, "--set", "pure=False")
+    assert code == 2 and "delta=0.001" in err
+
+
 def test_build_returning_wrong_types(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = _script(tmp_path, "def build(params):\n    return 1, 2\n")
     code, _, err = run(capsys, "solve", path)

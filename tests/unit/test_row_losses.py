@@ -30,6 +30,7 @@ PRICES = np.array([1.0, 2.0, 3.0])
 def _schema_data(rng: np.random.Generator, n: int = 14) -> dp.Dataset:
     X = np.column_stack([rng.integers(-4, 5, size=(n, 2)) / 4.0, rng.integers(0, 2, size=n)])
     y = rng.choice([-1.0, 1.0], size=n)
+    X[-1], y[-1] = X[0], -y[0]  # an opposite pair: the compiled models add a cut for it
     schema = dp.Schema([("a", dp.Numeric(-1, 1, grid="1/4")), ("b", dp.Numeric(-1, 1, grid="1/4")),
                         ("c", dp.Binary())])
     return dp.Dataset(X, y, schema=schema)
