@@ -85,7 +85,7 @@ one's), and T adaptive steps are (Tρ)-zCDP.
   is in docs/exact-noise.md, "Amplification by sampling"; after [WBK19], [ZW19], with the
   discrete Gaussian's integer moments from [CKS20]); mixing over the other rows' batch keeps the
   bound (joint convexity), T adaptive steps add it ([Mir17]) and [CKS20] Prop. 12 converts it.
-  σ²/γ² is the smallest integer it certifies; about q·1.1 times DP-GD's σ for small q.  Where the
+  σ²/γ² is the smallest integer it certifies, about 1.1·q times the unamplified σ for small q.  Where the
   unamplified zCDP σ below is smaller (q near 1, or ε too small for the orders evaluated), that
   one is used and the release says so.  ``accountant="zcdp"`` (opt-in): without
   amplification — a Poisson-sampled step is a mixture, over the batches, of steps whose sums
@@ -255,14 +255,14 @@ def default_steps(radius: float, mu: float, n: int, step: float, clip: float, di
 
 
 def sampled_steps(clip: float, dim: int, steps: int, rate: float, epsilon: float,
-                  delta: float) -> tuple[GridSteps, tuple[float, int] | None]:
+                  delta: float) -> tuple[GridSteps, float, int] | None:
     """DP-SGD's grid noise by the subsampled discrete Gaussian's RDP (module docstring).
 
     On the grid γ = grid_step(2C, √d) the rounded batch sums with and without a row differ by at
     most C/γ + √d and with either of two rows by 2C/γ + √d (grid units); σ²/γ² is the smallest
     integer (to 2⁻²² relative) that :func:`dpopt.privacy.subsampled_rdp.subsampled_variance`
-    certifies for T steps at the exact inclusion probability.  Returns the steps and (ε, α) of
-    the certificate, or None with σ = 0 left to the caller's zCDP calibration when no order certifies ε.
+    certifies for T steps at the exact inclusion probability.  Returns the steps with the
+    certificate's ε and order, or None when no order certifies ε (the caller's zCDP σ applies).
     """
     gamma, reach = grid_reach(2.0 * clip, dim)
     pad = 1.0 + 1e-12  # the float sums C/γ + √d, rounded up
@@ -270,9 +270,9 @@ def sampled_steps(clip: float, dim: int, steps: int, rate: float, epsilon: float
                           (2.0 * clip / gamma + math.sqrt(dim)) * pad)
     found = subsampled_variance(step, steps, epsilon, delta)
     if found is None:
-        return GridSteps(GridNoise("gaussian", gamma, Fraction(0)), reach, steps), None
+        return None
     variance, eps, order = found
-    return GridSteps(GridNoise("gaussian", gamma, Fraction(variance)), reach, steps), (eps, order)
+    return GridSteps(GridNoise("gaussian", gamma, Fraction(variance)), reach, steps), eps, order
 
 
 #: a setting in the open interval (0, 1)
@@ -641,8 +641,8 @@ class DPSGD(_GradientMechanism):
         ``"adaptive"`` is refused (module docstring).
     accountant : {"rdp", "zcdp", "pld"}
         ``"rdp"`` (default): the proved Rényi DP bound of the Poisson-subsampled discrete
-        Gaussian under replace-one (:mod:`dpopt.privacy.subsampled_rdp`), σ about q·1.1 times
-        DP-GD's; the unamplified zCDP σ where that is smaller.  ``"zcdp"``: proved ([CKS20]) and
+        Gaussian under replace-one (:mod:`dpopt.privacy.subsampled_rdp`), σ about 1.1·q times
+        the unamplified one; the unamplified zCDP σ where that is smaller.  ``"zcdp"``: proved ([CKS20]) and
         without amplification, so σ is DP-GD's.  ``"pld"``: σ from dp-accounting's PLD of the
         Poisson-subsampled *continuous* Gaussian at the one-sided distance C + γ√d; not proved
         for the discrete Gaussian the run draws (module docstring), and the release says so.
@@ -690,12 +690,12 @@ class DPSGD(_GradientMechanism):
         unamplified = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, zcdp_rho(self.epsilon, self.delta))
         extra: dict[str, Any] = {}
         if self.accountant == "rdp":
-            noise, certified = sampled_steps(clip, problem.dim, steps, q, self.epsilon, self.delta)
-            if certified is None or unamplified.noise.param <= noise.noise.param:  # the proved zCDP is smaller
+            sampled = sampled_steps(clip, problem.dim, steps, q, self.epsilon, self.delta)
+            if sampled is None or unamplified.noise.param <= sampled[0].noise.param:  # the proved zCDP is smaller
                 noise, label = unamplified, "zcdp (no amplification: smaller than the subsampled RDP bound here)"
             else:
-                label = "rdp (Poisson-subsampled discrete Gaussian, replace-one)"
-                extra = {"rdp_epsilon": certified[0], "rdp_order": certified[1]}
+                noise, label = sampled[0], "rdp (Poisson-subsampled discrete Gaussian, replace-one)"
+                extra = {"rdp_epsilon": sampled[1], "rdp_order": sampled[2]}
         elif self.accountant == "zcdp":
             noise, label = unamplified, "zcdp (no amplification)"
         else:  # z = σ/Δ₁ for the one-sided distance Δ₁ = C + γ√d of the rounded sums with and without a row

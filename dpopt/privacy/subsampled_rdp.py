@@ -33,13 +33,17 @@ add ([Mir17] Prop. 1), and (α, ε_α)-RDP implies (ε, δ)-DP for
 
 minimised over the orders of :data:`ORDERS`.
 
-Numerics.  m_j (j ≤ :data:`EXACT_MOMENTS`) is an alternating sum with heavy cancellation;
-it is evaluated in mpmath's interval arithmetic, whose upper end is a proved upper bound at
-any precision (the precision is raised until the interval is narrow, which only makes it
-tight).  Beyond that, E|L − 1|^j ≤ E[L^j] + 1 = e^{j(j−1)τ/2} + 1 (|L − 1|^j ≤ max(L, 1)^j),
-which has no cancellation.  The sum over j has positive terms only; it is taken in float64
-in the log domain, whose relative error (below 10⁻¹¹ for these sizes) the factor
-1 + :data:`RELATIVE_SLACK` on each order's bound covers.
+Numerics.  m_j (j ≤ :data:`EXACT_MOMENTS`) is an alternating sum with heavy cancellation:
+each e^{i(i−1)τ/2} is enclosed by mpmath's interval arithmetic, scaled to integers and summed
+exactly, upper ends on the + terms, which is an upper bound at any precision (the precision
+is raised until the enclosure is narrow, which only makes it tight).  Above that j the bounds
+of :func:`_tail_bounds` have no cancellation.  The sum over j has positive terms only; it is
+taken in float64 in the log domain, each logarithm raised by :func:`_pad` and each order's bound
+by the factor 1 + :data:`RELATIVE_SLACK`, far above float64's relative error (below 10⁻¹¹ here).
+
+Why by hand: dp-accounting's RDP accountant amplifies Poisson sampling under add/remove only,
+and its sampled-Gaussian orders are the continuous law's, evaluated in float64 without a bound
+on their rounding; no library bounds the replace-one pair above for the discrete law.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ __all__ = [
 #: the integer Rényi orders the accountant evaluates (any set gives a valid bound)
 ORDERS: tuple[int, ...] = (tuple(range(2, 65)) + tuple(range(68, 129, 4)) + tuple(range(144, 257, 16))
                            + (320, 384, 448, 512, 640, 768, 1024, 1280, 1536, 2048, 3072, 4096, 6144, 8192))
-#: m̄_j is computed exactly (interval arithmetic) for j ≤ this; the crude bound above it
+#: m̄_j is computed exactly (interval and integer arithmetic) for j ≤ this; _tail_bounds above it
 EXACT_MOMENTS = 64
 #: relative allowance for the float64 rounding of the positive sums (module docstring)
 RELATIVE_SLACK = 1e-7
@@ -254,8 +258,9 @@ def subsampled_variance(step: SubsampledGrid, steps: int, epsilon: float,
 
     Returns ``(s², ε, α)``: the variance, the ε its bound certifies (≤ ``epsilon``) and the order
     that certifies it; None when no order of :data:`ORDERS` can certify ε (the conversion's
-    log(1/δ)/(α − 1) alone exceeds it), where the caller's unamplified zCDP calibration applies.  The bound decreases in s² (m̄_j is increasing in τ), so a bisection on the
-    integers finds the smallest one; the returned s² is certified by a final evaluation.
+    log(1/δ)/(α − 1) alone exceeds it), where the caller's unamplified zCDP calibration applies.
+    The bound decreases in s² (m̄_j is increasing in τ), so a bracketing search (Illinois regula
+    falsi on log s²) finds it; the returned s² is certified by a final evaluation.
     """
     if not (math.isfinite(epsilon) and epsilon > 0 and 0 < delta < 1 and steps >= 1):
         raise PrivacyParameterError(f"need ε > 0, δ in (0, 1), T ≥ 1; got {epsilon!r}, {delta!r}, {steps!r}")
