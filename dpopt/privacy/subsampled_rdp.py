@@ -173,6 +173,17 @@ def _log_even_moments(shift: float, variance: float, top: int) -> dict[int, floa
 
     # the cancellation costs about log2 C(j, j/2) + (j/2)·log2(1/τ) bits at the top j: start there
     bits = _START_BITS + top + max(0, math.ceil(top / 2 * math.log2(variance / shift**2)))
+    saved = iv.prec
+    try:
+        return _integer_sums(shift, variance, top, bits)
+    finally:
+        iv.prec = saved  # mpmath's interval context is global: leave it as found
+
+
+def _integer_sums(shift: float, variance: float, top: int, bits: int) -> dict[int, float]:
+    """The body of :func:`_log_even_moments` at a starting precision of ``bits``."""
+    from mpmath import iv
+
     while True:
         iv.prec = bits + 64
         tau = (iv.mpf(shift) ** 2) / iv.mpf(variance)
