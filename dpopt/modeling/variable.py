@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,17 +46,24 @@ class Variable(Operators):
         return AffineExpression(self, np.eye(self.size), np.zeros(self.size))
 
     def __eq__(self, other: object) -> Any:
-        """``w == c`` is a constraint (as in cvxpy); two variables compare by identity."""
-        if isinstance(other, Variable):
+        """``w == c`` with a number, an array or an expression is a constraint (as in cvxpy); two
+        variables, or a variable and any other object (None, a set, ...), compare by identity, so
+        containers and dataclasses holding variables still compare as before."""
+        if isinstance(other, Variable) or not _constant_like(other):
             return self is other
         return Operators.__eq__(self, other)
 
     def __ne__(self, other: object) -> Any:
-        if isinstance(other, Variable):
+        if isinstance(other, Variable) or not _constant_like(other):
             return self is not other
         return Operators.__ne__(self, other)
 
     __hash__ = object.__hash__
+
+
+def _constant_like(obj: object) -> bool:
+    """A number, an array, a list or tuple, or an expression of a variable: ``==`` builds a constraint."""
+    return isinstance(obj, (numbers.Number, np.ndarray, list, tuple, Operators)) and not isinstance(obj, bool)
 
 
 def dimension_of(obj: object) -> int:

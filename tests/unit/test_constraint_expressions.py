@@ -44,6 +44,7 @@ def test_variables_still_compare_and_hash_by_identity() -> None:
     w, v = dp.Variable(2), dp.Variable(2)
     assert (w == w) is True and (w == v) is False and (w != v) is True
     assert w in [v, w] and len({w, v, w}) == 2
+    assert (w == None) is False and (w != "w") is True and w in [None, "w", w]  # noqa: E711 - other objects: identity
 
 
 @pytest.mark.parametrize("make", [
