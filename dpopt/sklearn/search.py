@@ -44,10 +44,16 @@ from dpopt.errors import (
 )
 from dpopt.mechanisms.base import RunOptions, SolverNeed
 from dpopt.mechanisms.release import Release
-from dpopt.mechanisms.selection import PrivateSelection, candidate_mu, candidate_options, check_grid
+from dpopt.mechanisms.selection import (
+    PrivateSelection,
+    candidate_mu,
+    candidate_options,
+    check_grid,
+    score_noise_law,
+)
 from dpopt.modeling.dataset import Dataset
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.selection import STOPPING_RULES, CandidateBudget
+from dpopt.privacy.selection import STOPPING_RULES, CandidateBudget, calibrate_selection
 from dpopt.sklearn._base import (
     DPClassifierBase,
     DPEstimatorBase,
@@ -67,6 +73,12 @@ _SET_BY_SEARCH = ("epsilon", "delta", "ledger", "random_state")
 _OPTION = "mechanism_options__"
 #: attributes an encoding sets on the estimator that every candidate needs before it is built
 _FITTED = ("n_features_in_", "feature_names_in_", "classes_", "_classes_read")
+#: bisection steps of a Gaussian candidate's calibration to the per-candidate μ
+_CALIBRATION_STEPS = 40
+#: ``holdout="auto"``: the fraction held out, when the noisy held-out score resolves this
+#: fraction of the held-out rows' score range (accuracy: 1 %)
+HOLDOUT = 0.2
+HOLDOUT_RESOLUTION = 0.01
 #: held-out fraction bounds
 _HOLDOUT_MAX = 0.5
 #: grid names that change how the table is encoded (every candidate must share one Dataset)
@@ -120,13 +132,17 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     expected_trials : float, optional
         E[K] ≥ 1, the expected number of candidate fits (default: the number of candidates).
     shape : float, optional
-        η of the truncated negative binomial (``"papernot-steinke"`` only).
-    holdout : float, default 0.2
+        η of the truncated negative binomial (``"papernot-steinke"`` only; default 0, the
+        logarithmic law, which leaves each run the most budget at a given E[K]).
+    holdout : float or "auto", default "auto"
         The fraction of rows held out for the scores (split by row position with the search's
         seed, before anything is read).  Candidates train on the rest, and by parallel
         composition both the training and the score of a run get the run's whole budget.
         0: candidates train on every row and are scored on them, with ``score_share`` of the
-        run's budget spent on the score.
+        run's budget spent on the score.  ``"auto"``: 0.2 where the budget allows, i.e. where
+        the held-out score's noise scale is at most 1 % of what the held-out rows can score
+        (public: n, ε, δ, the rule), else 0 (small tables: every row is worth more in training
+        than an honest but very noisy held-out score); ``holdout_`` says which.
     score_share : float, default 0.1
         The fraction of each run's budget spent on its noisy score when ``holdout=0``.
     scoring : callable, optional
@@ -164,6 +180,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         No scores: the other candidates' scores (and how many ran) are not released.
     stopping_ : str
         The stopping rule the search used.
+    holdout_ : float
+        The fraction of rows held out for the scores.
     release_ : dpopt.Release
         The selection's release (θ, the guarantee, ``parameters["selected"]``, ...).
     n_features_in_, feature_names_in_, classes_
@@ -177,7 +195,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator: Any, param_grid: Any, *, epsilon: float = 1.0, delta: float | None = None,
                  stopping: str = "auto", expected_trials: float | None = None, shape: float | None = None,
-                 holdout: float = 0.2, score_share: float = 0.1, scoring: ScoreFn | None = None,
+                 holdout: float | str = "auto", score_share: float = 0.1, scoring: ScoreFn | None = None,
                  score_sensitivity: float | None = None, ledger: Ledger | None = None,
                  random_state: Any = None) -> None:
         self.estimator = estimator
@@ -222,7 +240,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                              f"got {self.stopping!r}")
         if self.delta is not None:
             positive_number(self.delta, "delta", allow_zero=True)
-        holdout = positive_number(self.holdout, "holdout", allow_zero=True)
+        holdout = 0.0 if self.holdout == "auto" else positive_number(self.holdout, "holdout", allow_zero=True)
         if holdout >= _HOLDOUT_MAX:
             raise ModelError(f"holdout must be in [0, {_HOLDOUT_MAX:g}) (the fraction of rows held out for the "
                              f"scores), got {self.holdout!r}")
@@ -289,15 +307,30 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return clipped_absolute_error, 2.0 * float(data.y_bound)
 
     # ---- public facts of the encoded table (no values) ----------------------------------------
-    def _split(self, data: Dataset, seed: int | None) -> tuple[Dataset, Dataset | None]:
+    def _holdout_fraction(self, n: int, delta: float, stopping: str, shape: float | None, candidates: int,
+                          sensitivity: float | None) -> float:
+        """The held-out fraction: the declared one, or for ``"auto"`` :data:`HOLDOUT` when the
+        noisy held-out score resolves the score to :data:`HOLDOUT_RESOLUTION` of the held-out
+        rows (its noise scale from the public calibration), else 0 (n, ε, δ and the rule only)."""
+        if self.holdout != "auto":
+            return float(self.holdout)
+        trials = candidates if self.expected_trials is None else self.expected_trials
+        budget = calibrate_selection(float(self.epsilon), delta, stopping=stopping, expected_trials=trials,
+                                     shape=shape, holdout=True)
+        noise = score_noise_law(budget, 1.0 if sensitivity is None else float(sensitivity))
+        per_row = 1.0 if sensitivity is None else float(sensitivity)
+        held = round(HOLDOUT * n)
+        return HOLDOUT if held >= 1 and noise.scale <= HOLDOUT_RESOLUTION * per_row * held else 0.0
+
+    @staticmethod
+    def _split(data: Dataset, frac: float, seed: int | None) -> tuple[Dataset, Dataset | None]:
         """Training and held-out rows by a public permutation of the row positions (n and the
         seed only; an unseeded search draws it from OS entropy)."""
-        frac = float(self.holdout)
         if frac == 0.0:
             return data, None
         held = int(round(frac * data.n))
         if held < 1 or data.n - held < 2:
-            raise ModelError(f"holdout={self.holdout!r} of {data.n} rows leaves no held-out row or fewer than two "
+            raise ModelError(f"holdout={frac!r} of {data.n} rows leaves no held-out row or fewer than two "
                              "training rows: use holdout=0 (score on the training rows) or more rows")
         order = np.random.default_rng(seed).permutation(data.n)
         return data.subset(np.sort(order[held:])), data.subset(np.sort(order[:held]))
@@ -360,19 +393,24 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         encoder = clone(est)
         full = encoder._encode(X, y)
         seed = seed_from(self.random_state)
-        train, held = self._split(full, None if seed is None else seed + 1)
         for cand in candidates:  # the encoding's public facts (classes, feature names) before building
             _adopt(cand, encoder)
             cand._check_public()
         delta = default_delta(full.n) if self.delta is None else float(self.delta)
-        stopping, delta = self._stopping(delta, candidates[1:] if added else candidates, train)
-        score, sensitivity = self._score(est, train)
+        stopping, delta = self._stopping(delta, candidates[1:] if added else candidates, full)
+        shape = self.shape if self.shape is not None or stopping != "papernot-steinke" else 0.0
+        score, sensitivity = self._score(est, full)
+        frac = self._holdout_fraction(full.n, delta, stopping, shape, len(grid), sensitivity)
+        train, held = self._split(full, frac, None if seed is None else seed + 1)
         by_key = {_key(_record(p)): c for p, c in zip(grid, candidates, strict=True)}
 
+        built: dict[tuple[Any, ...], Any] = {}
+
         def build(params: dict[str, Any], budget: CandidateBudget) -> Any:
-            mech, _ = by_key[_key(params)]._mechanism_and_problem(
-                train, epsilon=budget.epsilon, delta=budget.delta, ledger=Ledger())
-            return mech
+            key = (_key(params), budget)
+            if key not in built:
+                built[key] = _at_budget(by_key[_key(params)], train, budget)
+            return built[key]
 
         def problem(params: dict[str, Any]) -> Any:
             return by_key[_key(params)]._problem(train)
@@ -381,7 +419,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             trials = len(entries) if self.expected_trials is None else self.expected_trials
             return PrivateSelection(self.epsilon, delta, candidates=[_record(p) for p in entries], build=build,
                                     score=score, score_sensitivity=sensitivity, score_share=self.score_share,
-                                    stopping=stopping, expected_trials=trials, shape=self.shape,
+                                    stopping=stopping, expected_trials=trials, shape=shape,
                                     ledger=self.ledger, holdout=held)
 
         if added and not _runs(selection(grid), problem, est.solver):
@@ -393,6 +431,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             warn_refused(type(self).__name__, exc)
             raise
         self.stopping_ = stopping
+        self.holdout_ = frac
         scored = train if held is None else held
         self._store(release, grid, encoder, scored, custom=self.scoring is not None)
         return self
@@ -439,6 +478,34 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def score(self, X: Any, y: Any) -> float:
         """The selected model's **exact** score on (X, y): not private on private rows."""
         return float(self._best().score(X, y))
+
+
+def _at_budget(cand: DPEstimatorBase, data: Dataset, budget: CandidateBudget) -> Any:
+    """The candidate's mechanism for the per-candidate budget.  Under ``"papernot-steinke"`` the
+    budget is a μ (the accounting reads the candidates' Rényi curve λμ²/2 only), so a Gaussian
+    candidate is calibrated to that μ directly: the largest ε (by bisection, δ = the budget's)
+    whose mechanism's μ is ≤ μ_t.  A mechanism calibrated to the budget's (ε, δ) point instead
+    would convert it to ρ-zCDP loosely (DP-GD: about a fifth less μ).  Public facts only."""
+    def make(eps: float) -> Any:
+        return cand._mechanism_and_problem(data, epsilon=eps, delta=budget.delta, ledger=Ledger())
+
+    mech, problem = make(budget.epsilon)
+    if budget.mu is None:
+        return mech
+    try:
+        if not candidate_mu(mech, problem) <= budget.mu:
+            return mech  # the selection refuses it, in one line, before the charge
+        lo, hi = budget.epsilon, 2.0 * budget.epsilon
+        for _ in range(_CALIBRATION_STEPS):
+            if not candidate_mu(*make(hi)) <= budget.mu:
+                break
+            lo, hi = hi, 2.0 * hi
+        for _ in range(_CALIBRATION_STEPS):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if candidate_mu(*make(mid)) <= budget.mu else (lo, mid)
+    except (DpoptError, ValueError, TypeError):
+        return mech  # not a Gaussian the selection can read: it refuses it before the charge
+    return make(lo)[0]
 
 
 def _runs(selection: PrivateSelection, problem: Callable[[dict[str, Any]], Any], solver: Any) -> bool:

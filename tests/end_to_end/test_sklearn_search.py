@@ -300,3 +300,27 @@ def test_mechanism_options_are_searched():
     search = DPSearchCV(est, grid, epsilon=2.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
     assert search.cv_results_["params"][1:] == [{"mechanism_options": d} for d in grid["mechanism_options"]]
     assert search.best_estimator_.mechanism_options == search.best_params_["mechanism_options"]
+
+
+def test_gaussian_candidates_are_calibrated_to_the_per_candidate_mu():
+    """Under papernot-steinke the accounting reads each candidate's μ only: DP-GD is calibrated to
+    μ_t itself (never above it), not to an (ε, δ) point it would convert to zCDP loosely."""
+    X, y = table(n=200)
+    search = DPSearchCV(logistic(), {"alpha": [1e-3]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    params = search.release_.parameters
+    assert search.stopping_ == "papernot-steinke" and params["selected_mechanism"].startswith("DPGradientDescent")
+    mu = (2.0 * params["selected_parameters"]["zcdp_rho"]) ** 0.5
+    assert 0.999 * params["candidate_mu"] <= mu <= params["candidate_mu"]
+
+
+def test_rows_are_held_out_where_the_budget_allows():
+    """holdout="auto" holds out 20 % of the rows where the noisy held-out accuracy resolves 1 %
+    (public facts: n, ε, δ, the rule), and scores on the training rows on small tables."""
+    search = DPSearchCV(logistic(), GRID, epsilon=1.0)
+    assert search._holdout_fraction(300, 1e-5, "papernot-steinke", 0.0, 4, None) == 0.0
+    assert search._holdout_fraction(300_000, 1e-5, "papernot-steinke", 0.0, 4, None) == 0.2
+    assert search.set_params(holdout=0.1)._holdout_fraction(300, 1e-5, "papernot-steinke", 0.0, 4, None) == 0.1
+    X, y = table(n=2000)
+    fitted = DPSearchCV(logistic(), GRID, epsilon=1.0, holdout=0.25, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert fitted.holdout_ == 0.25 and fitted.release_.parameters["holdout_rows"] == 500
+    assert fitted.release_.parameters["score_rows"] == "held-out"
