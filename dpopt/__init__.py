@@ -44,6 +44,8 @@ _EXPORTS = {
     "Mechanism": "dpopt.mechanisms.base",
     "default_ledger": "dpopt.mechanisms.base",
     "AdaSSP": "dpopt.mechanisms.adassp",
+    "DiagnosticCounts": "dpopt.mechanisms.diagnostics",
+    "WithDiagnostics": "dpopt.mechanisms.diagnostics",
     "DualFrankWolfe": "dpopt.mechanisms.dual_frank_wolfe",
     "GaussianFrankWolfe": "dpopt.mechanisms.gaussian_frank_wolfe",
     "PolytopeFrankWolfe": "dpopt.mechanisms.polytope_frank_wolfe",
@@ -119,6 +121,8 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.mechanisms.adassp import AdaSSP as AdaSSP
     from dpopt.mechanisms.base import Mechanism as Mechanism
     from dpopt.mechanisms.base import default_ledger as default_ledger
+    from dpopt.mechanisms.diagnostics import DiagnosticCounts as DiagnosticCounts
+    from dpopt.mechanisms.diagnostics import WithDiagnostics as WithDiagnostics
     from dpopt.mechanisms.discrete_advice import (
         choose_discrete_mechanism as choose_discrete_mechanism,
     )

@@ -455,7 +455,7 @@ def target_checks(records: Sequence[dict[str, Any]], table: str, task: str,
                            "reference_method": "majority", "passed": passed, "text": text})
         if eps < BEST_EPSILON:
             continue
-        rivals = [r for r in mine if r["dpopt"] and r["method"] != "auto" and r["epsilon"] == eps]
+        rivals = [r for r in mine if r["dpopt"] and r["method"] not in ("auto", "search") and r["epsilon"] == eps]
         if not rivals:
             checks.append({"target": "best", "epsilon": eps, "auto": auto["score_mean"], "reference": None,
                            "reference_method": None, "passed": None,

@@ -27,6 +27,16 @@ from dpopt.backends.result import OracleResult
 from dpopt.privacy.rng import SeedInfo
 
 
+def _diagnostics_lines(parameters: dict[str, Any]) -> list[str]:
+    """The noisy diagnostic counts of a release (:mod:`dpopt.mechanisms.diagnostics`), one line each."""
+    counts, info = parameters.get("noisy_diagnostic_counts"), parameters.get("diagnostics")
+    if not counts or not isinstance(info, dict):
+        return []
+    head = (f"  diagnostics: noisy counts ({100 * float(info['share']):.3g} % of ε, discrete Laplace of scale "
+            f"{float(info['noise_scale']):g}):")
+    return [head, *(f"    {name}: {value:g}" for name, value in counts.items())]
+
+
 def _jsonable(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -212,6 +222,7 @@ class Release:
                 lines.append(f"  {k}: {v:.6g}")
             elif isinstance(v, (int, str, bool)):
                 lines.append(f"  {k}: {v}")
+        lines.extend(_diagnostics_lines(self.parameters))
         lines.extend(f"  oracle[{i}]: {call.summary()}" for i, call in enumerate(self.oracle_calls))
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)

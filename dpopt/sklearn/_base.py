@@ -47,6 +47,7 @@ from dpopt.errors import (
     ModelError,
 )
 from dpopt.mechanisms.base import Mechanism
+from dpopt.mechanisms.diagnostics import DiagnosticCounts, WithDiagnostics, split_budget
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.norms import norm_order
@@ -55,6 +56,7 @@ from dpopt.modeling.rows import class_indices, class_labels, clip_rows
 from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, LabelMap, Numeric, Schema
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.ledger import Ledger
+from dpopt.sklearn.diagnostics import declared_counts, warn_if_large
 
 try:
     from sklearn.utils.validation import validate_data as _validate
@@ -335,6 +337,12 @@ class DPEstimatorBase(BaseEstimator):
     def fit(self, X: Any, y: Any) -> DPEstimatorBase:
         """Fit privately: one release, charged once to the ledger with (ε, δ).
 
+        2 % of ε goes to private diagnostics (:mod:`dpopt.sklearn.diagnostics`): noisy counts of
+        what the declarations did to the table (unmatched or missing labels, clipped rows and
+        entries, unseen categories), in ``release_.parameters["noisy_diagnostic_counts"]`` and
+        ``release_.summary()``, with one :class:`~dpopt.sklearn.diagnostics.DiagnosticsWarning`
+        when a count is clearly large.  The model gets the other 98 %.
+
         Parameters
         ----------
         X : array of shape (n, d), or a table when a ``schema`` is given
@@ -359,7 +367,11 @@ class DPEstimatorBase(BaseEstimator):
         self._classes_read = 0  # a previous fit's label set decides nothing for this one
         self._check_public()
         data = self._encode(X, y)
-        mechanism, problem = self._mechanism_and_problem(data)
+        query, wording = declared_counts(self, X, y, data.n)  # private diagnostics (dpopt.sklearn.diagnostics)
+        model_epsilon, counts_epsilon = split_budget(float(self.epsilon)) if query.names else (None, 0.0)
+        mechanism, problem = self._mechanism_and_problem(data, epsilon=model_epsilon)
+        if query.names:
+            mechanism = WithDiagnostics(mechanism, DiagnosticCounts(counts_epsilon), query)
         chosen = self._auto() if self.mechanism == "auto" else None
         self.mechanism_ = self._mechanism_name()
         self.mechanism_rule_ = chosen[1] if chosen is not None else "declared"
@@ -369,6 +381,7 @@ class DPEstimatorBase(BaseEstimator):
             warn_refused(type(self).__name__, exc)
             raise
         self._store(release)
+        warn_if_large(type(self).__name__, release, wording, data.n)
         return self
 
     def _encode(self, X: Any, y: Any) -> Dataset:

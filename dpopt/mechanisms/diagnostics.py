@@ -1,0 +1,208 @@
+"""Private diagnostics: noisy counts of what a declaration did to a table.
+
+A private fit cannot look at its table for free, but it can count privately.  The counts are
+of the kind "rows whose label matched no declared class", "rows clipped to the declared
+bound", "entries of column c clipped, rounded, unseen or missing": each row adds at most one
+to each of the m declared counts, so replacing one row moves the vector by at most one per
+coordinate, ℓ1 sensitivity m.  Which counts are taken is a function of the declarations only.
+
+:class:`DiagnosticCounts` releases them with exact discrete Laplace noise on the integers
+(CKS20: the discrete Laplace of scale t on ℤ^m is (m/t)-DP for integer vectors at ℓ1 distance
+m; t = m/ε here, rounded up onto 2⁻¹⁰ℤ: a larger t only adds noise), pure ε-DP, drawn by dpopt's exact
+sampler (:class:`dpopt.privacy.grid.GridNoise` with γ = 1: counts are on the grid already).
+
+:class:`WithDiagnostics` runs a mechanism and the counts as one release and one charge: the
+mechanism keeps (1 − s)ε and δ, the counts get sε (s = :data:`DIAGNOSTICS_SHARE`), and basic
+composition gives (ε, δ) — the ledger row and the release state the share
+(``parameters["diagnostics"]``); the noisy counts are ``parameters["noisy_diagnostic_counts"]``
+(a further noisy output, covered by the same (ε, δ)).  The budget check, the charge and every
+public check happen before either part reads the data; the counts are computed after the
+charge by the query's own function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpopt.errors import MechanismError
+from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
+from dpopt.mechanisms.params import Instance
+from dpopt.mechanisms.pipeline import Outcome
+from dpopt.privacy.grid import GridNoise
+
+__all__ = ["DIAGNOSTICS_SHARE", "CountQuery", "DiagnosticCounts", "WithDiagnostics", "counts_law", "split_budget"]
+
+#: the share of a fit's ε its diagnostics spend (the rest goes to the model)
+DIAGNOSTICS_SHARE = 0.02
+#: the noise scale is rounded up onto 1/_T_GRID
+_T_GRID = 1024
+
+
+@dataclass(frozen=True)
+class CountQuery:
+    """The declared counts of a table: their public names and the function that takes them.
+
+    Attributes
+    ----------
+    names : tuple of str
+        One public name per count (from the declarations only).
+    n : int
+        The number of rows (public under replace-one); each count lies in [0, n].
+    count : callable
+        ``count() -> array of m integers``, each a number of rows (a row adds at most one to
+        each); called after the charge only.
+    """
+
+    names: tuple[str, ...]
+    n: int
+    count: Callable[[], Any]
+
+    def summary(self) -> str:
+        """The public description (the ledger label)."""
+        return f"{len(self.names)} diagnostic counts over n={self.n} rows"
+
+
+def counts_law(m: int, epsilon: float) -> GridNoise:
+    """Exact discrete Laplace noise on ℤ^m for m counts of ℓ1 sensitivity m: scale t = m/ε rounded up
+    onto the dyadic grid 2⁻¹⁰ℤ (a rational with a small denominator for the exact sampler)."""
+    if m < 1:
+        raise MechanismError("a diagnostics query needs at least one count")
+    return GridNoise("laplace", 1.0, Fraction(math.ceil(Fraction(m) / Fraction(epsilon) * _T_GRID), _T_GRID))
+
+
+def split_budget(epsilon: float, share: float = DIAGNOSTICS_SHARE) -> tuple[float, float]:
+    """(the model's ε, the diagnostics' ε): (1 − s)ε and the rest, summing to at most ε."""
+    counts = share * float(epsilon)
+    model = float(epsilon) - counts
+    while model + counts > float(epsilon):
+        model = math.nextafter(model, 0.0)
+    return model, counts
+
+
+@dataclass(frozen=True, kw_only=True)
+class CountsPlan(Plan):
+    """A planned diagnostics release: the noise law of the counts."""
+
+    law: GridNoise
+
+
+class DiagnosticCounts(Mechanism):
+    """Noisy counts of a :class:`CountQuery`, pure ε-DP (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0 of the counts.
+    ledger : Ledger, optional
+        Where a standalone run is charged.
+    """
+
+    name = "DiagnosticCounts"
+    theorem = "discrete Laplace on integer counts of ℓ1 sensitivity m (CKS20)"
+    problem_type = CountQuery
+    problem_refusal = "run() needs a dpopt CountQuery, got {got}"
+    needs = SolverNeed.NONE
+
+    def __init__(self, epsilon: float, *, ledger: Any = None) -> None:
+        super().__init__(epsilon, 0.0, ledger=ledger)
+
+    def law(self, query: CountQuery) -> GridNoise:
+        """The noise law of the counts (a hook for mutation tests)."""
+        return counts_law(len(query.names), self.epsilon)
+
+    def plan(self, problem: CountQuery, options: RunOptions | None = None) -> CountsPlan:
+        """The noise law from the number of counts and ε (public)."""
+        law = self.law(problem)
+        params = {"counts": list(problem.names), "noise": "discrete-laplace", "noise_scale": float(law.param),
+                  "l1_sensitivity": len(problem.names), "neighbouring": "replace-one"}
+        return CountsPlan(problem=problem, parameters=params, summary=problem.summary(), n=problem.n,
+                          feature_names=problem.names, law=law)
+
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """Take the exact counts, clip them to [0, n], add the noise."""
+        assert isinstance(plan, CountsPlan)
+        query: CountQuery = plan.problem
+        exact = np.clip(np.rint(np.asarray(query.count(), dtype=np.float64)), 0, query.n)
+        if exact.shape != (len(query.names),):
+            exact = np.zeros(len(query.names))  # never for the queries dpopt builds; the shape is public
+        return Outcome(theta=plan.law.release(exact, rng))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiagnosedPlan(Plan):
+    """A mechanism's plan and its diagnostics' plan, released together."""
+
+    inner: Plan
+    counts: CountsPlan
+
+
+class WithDiagnostics(Mechanism):
+    """A mechanism and its table's :class:`DiagnosticCounts` in one release and one charge.
+
+    Parameters
+    ----------
+    inner : Mechanism
+        The model's mechanism, built with its share of ε (:func:`split_budget`); its δ and
+        ledger are the release's.
+    counts : DiagnosticCounts
+        The diagnostics, with the rest of ε.
+    query : CountQuery
+        The declared counts.
+
+    The release's ε is the sum of the two (basic composition), its δ the inner mechanism's,
+    and its ``mechanism`` the inner mechanism's name; θ is the inner mechanism's output.
+    """
+
+    name = "WithDiagnostics"
+    theorem = "basic composition of the model's mechanism and DiagnosticCounts"
+    problem_type = object
+    multi_output = True  # the inner mechanism's check_problem decides
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "inner": [Instance(Mechanism, what="a dpopt Mechanism")],
+        "counts": [Instance(DiagnosticCounts, what="a DiagnosticCounts")],
+        "query": [Instance(CountQuery, what="a CountQuery")],
+    }
+
+    def __init__(self, inner: Mechanism, counts: DiagnosticCounts, query: CountQuery) -> None:
+        validate = {"epsilon": inner.epsilon + counts.epsilon, "delta": inner.delta, "ledger": inner.ledger,
+                    "inner": inner, "counts": counts, "query": query}
+        self._validate(validate)
+        super().__init__(inner.epsilon + counts.epsilon, inner.delta, ledger=inner.ledger)
+        self.inner, self.counts, self.query = inner, counts, query
+        # the release and the ledger row name the model's mechanism; the theorem adds the composition
+        self.__dict__["name"] = inner.name
+        self.__dict__["theorem"] = f"{inner.theorem}; with DiagnosticCounts (basic composition)"
+
+    def solver_need(self, problem: Any) -> SolverNeed:
+        """The inner mechanism's."""
+        return self.inner.solver_need(problem)
+
+    def plan(self, problem: Any, options: RunOptions | None = None) -> DiagnosedPlan:
+        """Both plans (public checks and calibration of each, before the charge)."""
+        self.inner.check_problem(problem)
+        inner = self.inner.plan(problem, options)
+        counts = self.counts.plan(self.query)
+        summary, n, names = inner.described()
+        share = self.counts.epsilon / self.epsilon
+        params = {**inner.parameters,
+                  "diagnostics": {"epsilon": self.counts.epsilon, "share": share, **counts.parameters}}
+        return DiagnosedPlan(problem=problem, parameters=params,
+                             summary=f"{summary} + diagnostics ({100 * share:.3g} % of ε)", n=n,
+                             feature_names=names, notes=inner.notes, profile=inner.profile,
+                             needs=inner.needs if inner.needs is not None else self.inner.solver_need(problem),
+                             inner=inner, counts=counts)
+
+    def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
+        """The counts, then the inner mechanism, on the same generator."""
+        assert isinstance(plan, DiagnosedPlan)
+        noisy = self.counts.execute(plan.counts, rng).theta
+        out = self.inner.execute(plan.inner, rng)
+        counts = {name: float(v) for name, v in zip(self.query.names, noisy, strict=True)}
+        return replace(out, parameters={**out.parameters, "noisy_diagnostic_counts": counts})
