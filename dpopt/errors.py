@@ -25,6 +25,7 @@ __all__ = [
     "ChargeReached",
     "CliUsageError",
     "DataError",
+    "DiagnosticsWarning",
     "DpoptError",
     "ExecutorError",
     "InvalidParameterError",
@@ -132,6 +133,11 @@ class BudgetWarning(UserWarning):
     failed fit and records a NaN score unless it is given ``error_score="raise"``; this
     warning makes the refusal visible before the :class:`BudgetExceededError` is raised.
     """
+
+
+class DiagnosticsWarning(UserWarning):
+    """A fit's private diagnostic count is clearly large: the declaration probably does not fit
+    the table (:mod:`dpopt.sklearn.diagnostics`; the message names the setting to check)."""
 
 
 class SpendingWarning(BudgetWarning):

@@ -340,7 +340,7 @@ class DPEstimatorBase(BaseEstimator):
         2 % of ε goes to private diagnostics (:mod:`dpopt.sklearn.diagnostics`): noisy counts of
         what the declarations did to the table (unmatched or missing labels, clipped rows and
         entries, unseen categories), in ``release_.parameters["noisy_diagnostic_counts"]`` and
-        ``release_.summary()``, with one :class:`~dpopt.sklearn.diagnostics.DiagnosticsWarning`
+        ``release_.summary()``, with one :class:`~dpopt.errors.DiagnosticsWarning`
         when a count is clearly large.  The model gets the other 98 %.
 
         Parameters

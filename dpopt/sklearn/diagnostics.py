@@ -12,7 +12,7 @@ the declarations alone (:func:`declared_counts`); each is a number of rows:
 * with a schema: per declared column, entries clipped onto the declared range, rounded onto
   the grid, of an undeclared category or missing (filled per the column's policy).
 
-After the fit, :func:`warn_if_large` raises one warning for the largest count that is
+After the fit, :func:`warn_if_large` raises one :class:`~dpopt.errors.DiagnosticsWarning` for the largest count that is
 clearly large: its noisy value, less ten noise scales (a margin a count of zero exceeds with
 probability below e⁻¹⁰), is at least :data:`ALARM_SHARE` of the rows.  The message reads only
 noisy counts and declarations (post-processing).
@@ -26,20 +26,17 @@ from typing import Any
 
 import numpy as np
 
+from dpopt.errors import DiagnosticsWarning
 from dpopt.mechanisms.diagnostics import CountQuery
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.norms import norm_order
 from dpopt.modeling.schema import Categorical, Intercept
 
-__all__ = ["ALARM_SHARE", "ALARM_SCALES", "DiagnosticsWarning", "declared_counts", "warn_if_large"]
+__all__ = ["ALARM_SCALES", "ALARM_SHARE", "declared_counts", "warn_if_large"]
 
 #: a noisy count warns when its value less ALARM_SCALES noise scales is at least this share of n
 ALARM_SHARE = 0.1
 ALARM_SCALES = 10.0
-
-
-class DiagnosticsWarning(UserWarning):
-    """A private diagnostic count of a fit is large: the declaration probably does not fit the table."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +76,7 @@ def _labels(y: Any) -> Any:
 
 
 def _label_counts(est: Any, y: Any) -> list[_Count]:
-    from dpopt.sklearn._base import DPClassifierBase
-
-    if isinstance(est, DPClassifierBase):
+    if hasattr(est, "_declared_classes"):  # a classifier (DPClassifierBase; no import of it: it imports this)
         declared = est._declared_classes()
         if declared is None:  # the classes were read from y: every label matches one
             return []

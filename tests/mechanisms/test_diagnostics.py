@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dpopt as dp
-from dpopt.errors import BudgetExceededError
+from dpopt.errors import BudgetExceededError, DiagnosticsWarning
 from dpopt.mechanisms.diagnostics import (
     DIAGNOSTICS_SHARE,
     CountQuery,
@@ -23,7 +23,6 @@ from dpopt.mechanisms.diagnostics import (
     split_budget,
 )
 from dpopt.sklearn import DPLogisticRegression, DPRidge
-from dpopt.sklearn.diagnostics import DiagnosticsWarning
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.coverage import covers
 from tests.privacy.test_neighbours import assert_no_private_bytes, assert_same_view
