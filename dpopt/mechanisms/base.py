@@ -670,9 +670,9 @@ class ConvexMechanism(Mechanism):
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
         solve_on, relaxed = relaxed_problem(problem)
         plan = self.calibrate(solve_on)
-        if relaxed and getattr(self, "project", True) is not False:  # solved over a closed-form superset,
-            # released onto the set (OutputPerturbation(project=False) keeps the grid values)
-            plan = replace(plan, project_output=True, parameters=dict(
+        if relaxed:  # solved over a closed-form superset, released onto the set (unless
+            # OutputPerturbation(project=False) keeps the grid values)
+            plan = replace(plan, project_output=getattr(self, "project", True) is not False, parameters=dict(
                 plan.parameters, solved_over=f"{type(solve_on.constraint).__name__} (a superset of "
                 f"{type(problem.constraint).__name__} with a closed-form projection)"))
         if not plan.output_noise.releasable:

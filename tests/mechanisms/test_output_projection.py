@@ -78,3 +78,16 @@ def test_a_bad_project_setting_is_refused_before_the_charge(bad):
     with pytest.raises(MechanismError, match="project must be"):
         dp.OutputPerturbation(1.0, 1e-6, project=bad, ledger=ledger)
     assert ledger.charges == ()
+
+
+def test_a_set_without_a_closed_form_projection_is_solved_over_its_superset_and_says_so():
+    """A vertex polytope: solved over its bounding box; projected onto the polytope by default, left
+    in the box with project=False — and both releases say what they were solved over."""
+    problem = _logistic(lambda th: dp.sets.VertexPolytope(np.vstack([np.eye(3), -np.eye(3)]) * 0.3))
+    c = problem.constraint
+    default = dp.OutputPerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(problem, solver="scipy", seed=1)
+    raw = dp.OutputPerturbation(1.0, 1e-6, project=False, ledger=dp.Ledger()).run(problem, solver="scipy", seed=1)
+    assert default.parameters["solved_over"].startswith("Box") and raw.parameters["solved_over"].startswith("Box")
+    assert c.contains(default.theta, tol=1e-7)
+    assert default.parameters["projection"] and raw.parameters["projection"] is None
+    assert np.allclose(default.theta, c.project(raw.theta), atol=1e-6)  # post-processing of the same draw
