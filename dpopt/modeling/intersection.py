@@ -318,18 +318,32 @@ class Intersection(ConstraintSet):
     def project_with_error(self, v: np.ndarray) -> tuple[np.ndarray, float]:
         """The projection and a certified bound on its distance to the exact one.
 
-        0 for the closed forms; otherwise ``√(2·gap)`` with gap the Frank–Wolfe gap
-        ``⟨x − v, x⟩ + h_C(v − x)`` of ½‖· − v‖² at the feasible x (strong convexity 1), when
-        the set has an LMO, else ``inf``.
+        0 for the closed forms; otherwise ``√(2·gap)`` with gap a bound on the Frank–Wolfe gap
+        ``h_C(v − x) − ⟨v − x, x⟩`` of ½‖· − v‖² at the feasible x (strong convexity 1).  The
+        support function h_C is the set's own when it has an LMO; with an ℓ2 ball and rows it is
+        bounded by the smaller of the ball's ``r‖d‖`` and the polyhedral pieces' LP value (both
+        supersets of C), a valid and, where one piece is active, tight bound; ``inf`` when the set
+        is unbounded.
         """
         x = self.project(v)
         if self.exact_projection:
             return x, 0.0
-        if not self.has_lmo:
+        if not self.bounded:
             return x, math.inf
         d = np.asarray(v, dtype=np.float64) - x
-        gap = max(float(self.support(d)) - float(d @ x), 0.0)
+        support = float(self.support(d)) if self.has_lmo else self._support_bound(d)
+        gap = max(support - float(d @ x), 0.0)
         return x, math.sqrt(2.0 * gap) + 1e-12 * max(1.0, float(np.linalg.norm(x)))
+
+    def _support_bound(self, d: np.ndarray) -> float:
+        """An upper bound on ``h_C(d)``: min of the ℓ2 ball's and the polyhedral pieces' (within the
+        bounding box) support values."""
+        bound = math.inf if self.l2 is None else self.l2 * float(np.linalg.norm(d))
+        A, b = self._linear_rows(self._box[0], self._box[1])
+        res = self._lp(-d, A, b)
+        if res.status == "optimal":
+            bound = min(bound, -float(res.value))
+        return bound
 
     def project_to_grid(self, v: np.ndarray, step: float) -> tuple[np.ndarray, bool]:
         """Bounds alone: clip to the grid points inside the bounds, so the answer stays on γℤ^p."""

@@ -512,6 +512,18 @@ def test_exact_projection_declaration(cset: ConstraintSet) -> None:
         assert reason is not None and type(cset).__name__ in reason
 
 
+def test_a_finite_projection_error_bounds_the_distance_to_an_independent_projection(cset: ConstraintSet) -> None:
+    """``project_with_error`` returns a point of C and, when finite, a bound on its distance to the
+    exact projection (checked against cvxpy's, up to cvxpy's own accuracy)."""
+    rng = np.random.default_rng(17)
+    for v in _outside(cset, rng, n=2):
+        x, err = cset.project_with_error(v)
+        assert cset.contains(x, tol=1e-7)
+        if math.isfinite(err):
+            ref = _cvxpy_solve(_distance(v), cset, tight=True)
+            assert np.linalg.norm(x - ref) <= err + 1e-4 * _scale(cset)
+
+
 def test_l1_prox_declaration_matches_a_numerical_minimization(cset: ConstraintSet) -> None:
     rng = np.random.default_rng(9)
     l1, step = 0.7, 0.5
