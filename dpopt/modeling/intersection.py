@@ -11,9 +11,9 @@ any other set (:class:`~dpopt.modeling.constraint_set.ConstraintSet`):
   with rows, 2p linear programs at construction (as for an HPolytope);
 * projection: closed form (``exact_projection``) for bounds containing 0 with at most one
   ball, or bounds alone (:mod:`dpopt.modeling.projections`); otherwise Dykstra's
-  alternating projections, pulled inside toward a public interior point so that the answer is
-  always feasible, with a certified error bound from the Frank–Wolfe gap when the set has a
-  linear minimization oracle;
+  alternating projections, pulled inside toward a public point of the set so that the answer
+  is always feasible, with a certified error bound from the Frank–Wolfe gap (the support
+  function from the LMO, or bounded by the ℓ2 ball's and the polyhedral pieces' without one);
 * the LMO: closed form for bounds containing 0 with one ball (a fractional knapsack for ℓ1,
   the projection curve for ℓ2) or for the bounds alone;
   otherwise a linear program through the installed polytope solver (the LP backend), with the

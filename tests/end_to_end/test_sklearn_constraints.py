@@ -103,3 +103,13 @@ def test_an_orthant_with_a_squared_loss_asks_for_the_upper_bound_and_keeps_the_o
                          regularizer=dp.L2Squared(w, 1e-3))
     release = dp.ObjectivePerturbation(1.0, 1e-6, ledger=ledger).run(bounded, seed=0)
     assert np.all(release.theta >= 0.0) and np.linalg.norm(release.theta) <= 2.0 + 1e-12
+
+
+def test_a_multinomial_model_keeps_every_class_coefficient_non_negative_and_its_intercepts_free() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, (3000, 4))
+    y = np.argmax(X[:, :3] + 0.1 * rng.standard_normal((3000, 3)), axis=1)
+    model = DPLogisticRegression(positive=True, x_bound=2.0, classes=[0, 1, 2], random_state=0,
+                                 ledger=dp.Ledger()).fit(X, y)
+    assert model.coef_.shape == (3, 4) and np.all(model.coef_ >= 0.0)
+    assert np.any(model.intercept_ < 0.0)  # Θ's intercept row is not constrained
