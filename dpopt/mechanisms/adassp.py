@@ -334,7 +334,7 @@ class AdaSSP(Mechanism):
 
     # -- the run ----------------------------------------------------------------------
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
-        """Release the three statistics on their grids, choose the ridge, solve, project."""
+        """Release the statistics on their grids (Σy too with an intercept), choose the ridge, solve, project."""
         assert isinstance(plan, AdaSSPPlan)
         problem = plan.problem
         d = problem.dim
