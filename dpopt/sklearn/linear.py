@@ -198,7 +198,8 @@ class DPLogisticRegression(DPClassifierBase):
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_coefficients), or (k, n_coefficients) for k ≥ 3 classes
-        Named by :meth:`get_feature_names_out`.
+        Named by :meth:`get_feature_names_out`; with a schema, per unit of each numeric column
+        scaled onto [0, 1] by its declared bounds (the regressors' ``coef_`` is per raw unit).
     intercept_ : ndarray of shape (1,) or (k,)
     classes_ : ndarray of shape (2,) or (k,)
         ``[negative, positive]``, or the k classes.
@@ -437,7 +438,15 @@ class DPRidge(DPRegressorBase):
         """As :meth:`DPEstimatorBase._mechanism_and_problem`; ``"auto"`` reads the run's public
         n, d, row bound and ε (a :class:`~dpopt.sklearn.DPSearchCV` candidate's own budget)."""
         self._run_facts = (data.n, data.n_features, float(data.x_bound_in(2)), epsilon)
-        return super()._mechanism_and_problem(data, epsilon=epsilon, delta=delta, ledger=ledger)
+        try:
+            return super()._mechanism_and_problem(data, epsilon=epsilon, delta=delta, ledger=ledger)
+        except TypeError as exc:  # an option of the other mechanism (before any charge)
+            if self.mechanism != "auto" or "unexpected keyword argument" not in str(exc):
+                raise
+            chosen = self._mechanism_name(None if delta is None else float(delta))
+            raise MechanismError(f"mechanism_options {sorted(self.mechanism_options or {})} do not apply to "
+                                 f"{chosen!r}, which mechanism='auto' chose for this n, d and ε; name the "
+                                 "mechanism they are for (mechanism='dp-gd' or 'adassp')") from None
 
     def _problem(self, data: Dataset) -> Problem:
         theta = Variable(data.n_features)

@@ -63,3 +63,18 @@ def test_the_lasso_radius_comes_from_the_declared_label_scale() -> None:
     assert constant.radius_ == 1.0 and constant.score(X, y) < -10 < 0 < fitted.score(X, y)
     unit = DPLasso(1.0, x_bound=2.0, label_spec=dp.Numeric(0, 60, grid=1), ledger=dp.Ledger()).fit(X, y)
     assert unit.radius_ == pytest.approx(1.0 / 2.0)  # the label mapped onto [−1, 1]; ‖x‖∞ ≤ 2 declared
+
+
+def test_options_of_the_other_mechanism_name_the_mechanism_under_auto() -> None:
+    """DPRidge's auto picks AdaSSP at this n·ε; DP-GD's steps= then names the fix, before any charge."""
+    from dpopt.sklearn import DPRidge
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, (300, 3))
+    ledger = dp.Ledger()
+    with pytest.raises(MechanismError, match="mechanism='dp-gd' or 'adassp'") as info:
+        DPRidge(1.0, x_bound=2.0, y_bound=3.0, mechanism_options={"steps": 100}, ledger=ledger).fit(X, X.sum(1))
+    assert "'adassp'" in str(info.value) and ledger.charges == ()
+    est = DPRidge(1.0, x_bound=2.0, y_bound=3.0, mechanism="dp-gd", mechanism_options={"steps": 100},
+                  random_state=0, ledger=ledger).fit(X, X.sum(1))
+    assert est.mechanism_ == "dp-gd" and est.release_.parameters["steps"] == 100
