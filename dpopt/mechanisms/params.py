@@ -90,6 +90,8 @@ class Constraint(ABC):
 
 def _is_number(value: object) -> bool:
     """A real number that is not a bool (NumPy scalars included)."""
+    if type(value) in (float, int):  # the common case, without the ABC checks (bool is not int here)
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
@@ -267,8 +269,9 @@ def _short_repr(value: object) -> str:
 def check_param(owner: str, name: str, specs: Iterable[Constraint | None], value: object) -> None:
     """Raise :class:`InvalidParameterError` unless ``value`` satisfies one of ``specs``."""
     constraints = [make_constraint(s) for s in specs]
-    if any(c.is_satisfied_by(value) for c in constraints):
-        return
+    for c in constraints:
+        if c.is_satisfied_by(value):
+            return
     why = "; ".join(c.why for c in constraints if c.why)
     raise InvalidParameterError(
         f"{owner}: {name} must be {_either([p for c in constraints for p in c.parts()])}, got {_short_repr(value)}"

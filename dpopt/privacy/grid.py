@@ -89,7 +89,12 @@ def _grid_units(values: np.ndarray, gamma: float) -> np.ndarray:
     """``values`` in grid units: rounded half to even, clamped to ±2^52 (a NaN — a bug upstream,
     never a data value — becomes 0 so that no release can be NaN on one neighbour only)."""
     units = np.rint(np.asarray(values, dtype=np.float64) / gamma)
-    return np.clip(np.nan_to_num(units, nan=0.0, posinf=_LIMIT, neginf=-_LIMIT), -_LIMIT, _LIMIT)
+    if units.ndim == 0:
+        return np.clip(np.nan_to_num(units, nan=0.0, posinf=_LIMIT, neginf=-_LIMIT), -_LIMIT, _LIMIT)
+    units[np.isnan(units)] = 0.0
+    np.fmin(units, _LIMIT, out=units)  # ±inf and beyond: the clamp (fewer calls than nan_to_num and clip)
+    np.fmax(units, -_LIMIT, out=units)
+    return units
 
 
 def on_grid(values: np.ndarray, gamma: float) -> np.ndarray:
