@@ -60,7 +60,7 @@ def test_every_mechanism_pays_at_least_the_continuous_scale_and_little_more(
 def test_dpsgd_proved_sigma_is_close_to_the_subsampled_pld() -> None:
     # both are amplified by Poisson sampling; the proved RDP bound (and its conversion to (ε, δ))
     # costs more σ than the continuous Gaussian's exact PLD, never less: 1.31× here (T = 22 steps,
-    # where RDP is loosest), against 102× for the unamplified zCDP σ
+    # where RDP is loosest), against 107× for the unamplified zCDP σ
     row = dpsgd(examples(2000), 0.1)[0]
     assert row.mechanism.startswith("DPSGD (rdp")
     assert 1.0 < row.ratio <= 1.35
