@@ -133,6 +133,28 @@ def skip_scikit_learn_members(app: Any, what: str, name: str, obj: Any, skip: bo
     return True if module.startswith("sklearn.") else None
 
 
+# --- Figures.  The privacy–utility curves are drawn at every build from the benchmark output
+# stored in docs/benchmarks/<bench>/summary.json (written by the commands that
+# docs/benchmarks.md shows), into docs/generated/figures/ (made afresh by `make docs`), so a
+# picture cannot differ from what its command wrote.
+FIGURES = ("tables", "linear")
+
+
+def draw_figures(app: Any) -> None:
+    """``builder-inited``: one curves PNG per stored benchmark summary."""
+    import json
+    from pathlib import Path
+
+    from dpopt.bench.curves import write_curves
+
+    docs = Path(app.srcdir)
+    for name in FIGURES:
+        summary = json.loads((docs / "benchmarks" / name / "summary.json").read_text())
+        if write_curves(summary, docs / "generated" / "figures" / f"{name}.png") is None:
+            raise RuntimeError("the docs draw their figures with matplotlib: pip install -e '.[docs]'")
+
+
 def setup(app: Any) -> None:
+    app.connect("builder-inited", draw_figures)
     app.connect("autodoc-process-docstring", escape_bars)
     app.connect("autodoc-skip-member", skip_scikit_learn_members)

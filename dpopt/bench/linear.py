@@ -1,6 +1,8 @@
 """Private linear classifiers on Adult at small ε: every method's hyperparameters paid for.
 
 ``dpopt bench linear --encoding standard|paper23 --epsilons 0.1,0.5,1,2 --seeds 20 --out DIR``
+(runs.csv, summary.json, table.txt and curves.png, the privacy–utility curves of
+:mod:`dpopt.bench.curves`)
 
 Every private method runs on the training split with δ = 1/n² (pure ε for diffprivlib) and
 is scored on the shipped test split.  No hyperparameter is chosen by looking at the test
@@ -66,6 +68,7 @@ import numpy as np
 
 import dpopt as dp
 from dpopt.bench.arguments import positive_floats, positive_int
+from dpopt.bench.curves import write_curves
 from dpopt.bench.output import write_outputs
 from dpopt.datasets import adult_train_test
 from dpopt.progress import counted
@@ -274,6 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = {"encoding": args.encoding, "n_train": train.n, "n_test": test.n, "d": train.n_features,
                "delta": delta, "radius": args.radius, "seeds": args.seeds, "records": records}
     write_outputs(args.out, Run, runs, summary, text)
+    figure = write_curves(summary, args.out / "curves.png")
     print(text)
-    print(f"wrote {args.out}/runs.csv, summary.json, table.txt")
+    print(f"wrote {args.out}/runs.csv, summary.json, table.txt" + (", curves.png" if figure else
+                                                                     " (no curves.png: matplotlib is not installed)"))
     return 0

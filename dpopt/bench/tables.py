@@ -3,6 +3,9 @@
 ``dpopt bench tables --tables adult,breast-cancer,... --epsilons 0.1,0.5,1,2 --seeds 10
 --methods auto,dp-gd,... --out DIR``
 
+Writes runs.csv, summary.json, table.txt and curves.png (privacy–utility curves, one panel per
+table: :mod:`dpopt.bench.curves`) to ``DIR``.
+
 Every private method is a :mod:`dpopt.sklearn` estimator fitted on the training split with its
 defaults (δ = 1/n², n the training rows, the estimators' default; ``random_state`` = the seed)
 and scored on the test split only.  Nothing is tuned, on the test split or elsewhere: every
@@ -93,6 +96,7 @@ from typing import Any
 import numpy as np
 
 from dpopt.bench.arguments import parse, positive_floats, positive_int
+from dpopt.bench.curves import write_curves
 from dpopt.bench.output import write_outputs
 from dpopt.progress import counted
 
@@ -675,7 +679,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                       for c in info["checks"]],
                "notes": results.notes, "diffprivlib": dpl, "wall_seconds": wall}
     write_outputs(args.out, Run, results.runs, summary, text)
+    figure = write_curves(summary, args.out / "curves.png")
     print()
     print(text)
-    print(f"wrote {args.out}/runs.csv, summary.json, table.txt")
+    print(f"wrote {args.out}/runs.csv, summary.json, table.txt" + (", curves.png" if figure else
+                                                                     " (no curves.png: matplotlib is not installed)"))
     return 0

@@ -24,7 +24,7 @@ def test_tables_bench_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                                      "--out", str(tmp_path)])
     assert code == 0
     printed = capsys.readouterr().out
-    assert {p.name for p in tmp_path.iterdir()} >= {"runs.csv", "summary.json", "table.txt"}
+    assert {p.name for p in tmp_path.iterdir()} >= {"runs.csv", "summary.json", "table.txt", "curves.png"}
 
     with (tmp_path / "runs.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
