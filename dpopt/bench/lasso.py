@@ -18,7 +18,10 @@ For each case, in one process and with the same noise (same seed):
   ``--baseline-iters`` steps and scaled to 1,000.
 
 The two paths' iterates after ``--baseline-iters`` steps are compared (they
-must agree to rounding).  Machine bandwidth: the best of five ``np.copyto``
+must agree to rounding).  Each path's CPU time (this process, all threads) is printed
+too: on a shared machine a loop of many short steps loses more wall time to other
+processes than a few long BLAS calls, so the CPU ratio is the steadier figure (it favours
+the straightforward path's count where BLAS runs several threads).  Machine bandwidth: the best of five ``np.copyto``
 of a 256 MB array (bytes read + written per second).  Bandwidth fraction =
 (bytes a path must stream per step × steps per second) / machine bandwidth,
 with per-step bytes modelled as: fast dense 8·(3p + 2·2p) (Gram row, read and
@@ -73,6 +76,7 @@ class Run:
     seconds_per_1000: float
     bytes_per_step: float
     bandwidth_fraction: float
+    cpu_seconds_per_1000: float = float("nan")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +128,13 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, time.perf_counter() - start
 
 
+def _timed_cpu(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    """``fn()``, its wall time and its CPU time (this process, all threads)."""
+    cpu = time.process_time()
+    out, wall = _timed(fn)
+    return out, wall, time.process_time() - cpu
+
+
 def _loop(oracle: Any, scorer: L1BallScorer, steps: int, selector: ExactSelector, seed: int) -> np.ndarray:
     return noisy_max_frank_wolfe(CoordinateGradient(oracle), scorer, steps,
                                  selector.bind(np.random.default_rng(seed)), "standard")
@@ -140,7 +151,7 @@ def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwid
     progress(f"[{case}] fast path: setup")
     fast, setup = _timed(lambda: IncrementalLassoGradient(X, y, np.zeros(p)))
     progress(f"[{case}] fast path: {args.iters} steps")
-    _, loop = _timed(lambda: _loop(fast, scorer, args.iters, selector, args.seed))
+    _, loop, loop_cpu = _timed_cpu(lambda: _loop(fast, scorer, args.iters, selector, args.seed))
     if sp.issparse(X):
         cols = [c for c in fast._cache.values()]
         col_nnz = float(np.mean([c[0].size if isinstance(c, tuple) else p for c in cols])) if cols else 0.0
@@ -150,19 +161,20 @@ def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwid
     k = min(args.baseline_iters, args.iters)
     progress(f"[{case}] straightforward path: {k} steps")
     direct = DirectLassoGradient(X, y, np.zeros(p))
-    theta_direct, direct_loop = _timed(lambda: _loop(direct, scorer, k, selector, args.seed))
+    theta_direct, direct_loop, direct_cpu = _timed_cpu(lambda: _loop(direct, scorer, k, selector, args.seed))
     check = IncrementalLassoGradient(X, y, np.zeros(p))
     theta_fast_k = _loop(check, scorer, k, selector, args.seed)
     agree = float(np.max(np.abs(theta_fast_k - theta_direct)))
     direct_bytes = 16.0 * nnz
     runs = [
         Run(case, "fast", n, p, nnz, args.iters, setup, loop, 1000.0 * loop / args.iters, fast_bytes,
-            fast_bytes * args.iters / loop / bandwidth),
+            fast_bytes * args.iters / loop / bandwidth, 1000.0 * loop_cpu / args.iters),
         Run(case, "straightforward", n, p, nnz, k, 0.0, direct_loop, 1000.0 * direct_loop / k, direct_bytes,
-            direct_bytes * k / direct_loop / bandwidth),
+            direct_bytes * k / direct_loop / bandwidth, 1000.0 * direct_cpu / k),
     ]
     info = {"speedup_per_1000": runs[1].seconds_per_1000 / runs[0].seconds_per_1000,
             "speedup_incl_setup": runs[1].seconds_per_1000 / (runs[0].seconds_per_1000 + setup),
+            "cpu_speedup_per_1000": runs[1].cpu_seconds_per_1000 / max(runs[0].cpu_seconds_per_1000, 1e-12),
             "max_iterate_difference": agree, "noise_scale": scale, "step_epsilon": plan.budget.step_epsilon}
     return runs, info
 
@@ -170,15 +182,18 @@ def run_case(case: str, X: Any, y: np.ndarray, args: argparse.Namespace, bandwid
 def format_table(runs: list[Run], infos: dict[str, dict[str, Any]], bandwidth: float) -> str:
     lines = [f"machine bandwidth (np.copyto, read+write): {bandwidth / 1e9:.2f} GB/s", "",
              f"{'case':7} {'path':16} {'n':>8} {'p':>6} {'nnz':>11} {'setup s':>8} {'s/1000 it':>10} "
-             f"{'bytes/it':>10} {'BW frac':>8}"]
+             f"{'bytes/it':>10} {'BW frac':>8} {'cpu s/1000':>10}"]
     for r in runs:
         lines.append(f"{r.case:7} {r.path:16} {r.n:>8} {r.p:>6} {r.nnz:>11} {r.setup_seconds:>8.3f} "
-                     f"{r.seconds_per_1000:>10.3f} {r.bytes_per_step:>10.3g} {r.bandwidth_fraction:>8.3f}")
+                     f"{r.seconds_per_1000:>10.3f} {r.bytes_per_step:>10.3g} {r.bandwidth_fraction:>8.3f} "
+                     f"{r.cpu_seconds_per_1000:>10.3f}")
     lines.append("")
     for case, info in infos.items():
         lines.append(f"{case}: straightforward/fast per 1,000 steps = {info['speedup_per_1000']:.1f}x "
                      f"({info['speedup_incl_setup']:.1f}x counting the fast path's setup once); "
                      f"max |θ_fast − θ_straightforward| = {info['max_iterate_difference']:.2e}")
+        lines.append(f"{case}: by CPU time {info['cpu_speedup_per_1000']:.1f}x (steadier on a shared machine; "
+                     "the straightforward path's CPU time counts every BLAS thread)")
     return "\n".join(lines)
 
 
