@@ -5,8 +5,8 @@ range B, ε and δ — never a data value, so neighbouring tables get the same m
 is stated with the choice (as ``DPLogisticRegression``'s ``mechanism_rule_``):
 
 1. **The exponential mechanism** when the domain is enumerable: at most ``max_points`` points
-   (:data:`dpopt.mechanisms.exponential.MAX_POINTS`) and points × n ≤ :data:`EM_WORK` exact
-   evaluations.  It samples the exact softmax of the loss ([MT07]); its expected excess loss is at
+   (:data:`dpopt.mechanisms.exponential.MAX_POINTS`) and points × the declared row groups
+   (:meth:`RowLoss.declared_groups`) ≤ :data:`EM_WORK` exact evaluations.  It samples the exact softmax of the loss ([MT07]); its expected excess loss is at
    most (2B/ε)·ln|W| (+ a term decaying in the tail), the benchmark the oracle mechanisms are
    measured against in NRVW19, and it needs no solver.
 2. **OPDisc** (NRVW19 Alg. 1) when δ > 0: one certified oracle call.
@@ -28,8 +28,8 @@ from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.row_losses import RowLoss
 from dpopt.privacy.ledger import Ledger
 
-#: largest points × n the rule sends to the exponential mechanism (exact evaluations of row losses)
-EM_WORK = 2_000_000_000
+#: largest points × declared row groups the rule sends to the exponential mechanism (exact evaluations of row losses)
+EM_WORK = 200_000_000
 
 
 def domain_size_bound(problem: DiscreteProblem) -> int:
@@ -51,11 +51,13 @@ def choose_discrete_mechanism(problem: DiscreteProblem, epsilon: float, delta: f
     """
     if not isinstance(problem, DiscreteProblem):
         raise MechanismError(f"choose_discrete_mechanism needs a DiscreteProblem, got {type(problem).__name__}")
-    size, n = domain_size_bound(problem), int(problem.n)
-    if isinstance(problem.loss, RowLoss) and size <= MAX_POINTS and size * n <= EM_WORK:
+    size = domain_size_bound(problem)
+    loss = problem.loss
+    if (isinstance(loss, RowLoss) and loss.public_lattice and size <= MAX_POINTS
+            and size * loss.declared_groups() <= EM_WORK):
         return (ExponentialMechanism(epsilon, ledger=ledger),
-                f"auto: the domain has at most {size} points (≤ {MAX_POINTS}) and {size} × n ≤ {EM_WORK}: "
-                "the exponential mechanism samples the exact softmax of the loss, no oracle")
+                f"auto: the domain has at most {size} points (≤ {MAX_POINTS}) and {size} × the declared row groups "
+                f"≤ {EM_WORK}: the exponential mechanism samples the exact softmax of the loss, no oracle")
     if delta > 0:
         return (OPDisc(epsilon, delta, ledger=ledger),
                 f"auto: the domain has up to {size} points, too many to enumerate; δ > 0: OPDisc, one certified "

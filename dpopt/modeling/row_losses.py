@@ -163,6 +163,23 @@ class RowLoss:
     def value(self, w: np.ndarray) -> float:
         return float(self.values(np.asarray(w)[None, :])[0])
 
+    def declared_groups(self) -> int:
+        """A public bound on the groups of identical rows the loss evaluates, summed over its atoms.
+
+        Per atom: n, or fewer when the schema allows fewer distinct rows (``Schema.value_count``,
+        times 2 for the labels of a signed score); never read from the data.
+        """
+        total = 0
+        for _, atom in self.terms:
+            n = int(atom.data.n)
+            schema = atom.data.schema
+            if schema is None:
+                total += n
+                continue
+            rows = schema.value_count(range(atom.data.n_features)) * (2 if getattr(atom, "signed", False) else 1)
+            total += min(n, rows)
+        return total
+
     @property
     def public_lattice(self) -> bool:
         """Whether every atom's unit comes from the declaration (a weighted 0/1 loss's comes from its weights)."""

@@ -52,6 +52,8 @@ def _base_kwargs(cls: type) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"epsilon": 1.0, "delta": 1e-5, "ledger": dp.Ledger()}
     if cls is dp.PrivateSelection:
         kwargs.update(delta=0.0, candidates=[{"lam": 0.1}, {"lam": 1.0}], build=lambda params, budget: None)
+    if any(i.right == 0 for i in _intervals(cls, "delta")):  # a pure ε-DP mechanism declares δ ∈ [0, 0]
+        kwargs["delta"] = 0.0
     return kwargs
 
 

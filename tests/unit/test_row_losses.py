@@ -270,6 +270,22 @@ def test_the_exponential_mechanism_refuses_a_lattice_read_from_weights() -> None
     assert grid.contains(dp.ExponentialMechanism(1.0, ledger=ledger).run(plain, seed=0).theta)
 
 
+def test_declared_groups_bound_the_groups_from_the_schema_alone() -> None:
+    """A public bound: the same on neighbours, at least the groups the data make, at most n."""
+    rng = np.random.default_rng(3)
+    d0 = _schema_data(rng, n=200)
+    d1 = d0.replace_row(0, [0.3, -0.9, 1.0], 1.0)
+    grid = dp.DiscreteDomain(3, -1, 1)
+    a0, a1 = dp.ScoreIndicator(d0, dp.Variable(3), grid), dp.ScoreIndicator(d1, dp.Variable(3), grid)
+    assert a0.declared_groups() == a1.declared_groups() == min(200, 9 * 9 * 2 * 2)
+    assert a0.groups[0].shape[0] <= a0.declared_groups()
+    w = dp.Variable(3)
+    both = dp.ScoreIndicator(d0, w, grid) + dp.Ramp(d0, w, grid)
+    assert both.declared_groups() == 2 * a0.declared_groups()
+    loose = dp.CappedMin(_points(rng, n=30), dp.Variable(4), dp.BinaryChoice(4), _manhattan, cap=4.0)
+    assert loose.declared_groups() == 30  # no schema: n
+
+
 def test_an_empty_domain_is_refused_before_the_charge() -> None:
     """Side constraints no point meets: found from the declaration, nothing charged."""
     data = _points(np.random.default_rng(0))
