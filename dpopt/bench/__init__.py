@@ -41,6 +41,7 @@ BENCHMARKS: dict[str, str] = {
     "defaults": "dpopt.bench.defaults",
     "regression-rule": "dpopt.bench.regression_rule",
     "constrained-regression": "dpopt.bench.constrained_regression",
+    "discrete-models": "dpopt.bench.discrete_models",
 }
 
 
