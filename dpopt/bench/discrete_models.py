@@ -46,7 +46,13 @@ import numpy as np
 import dpopt as dp
 from dpopt.bench.arguments import int_list, parse, positive_floats, positive_int
 from dpopt.bench.output import write_outputs
-from dpopt.datasets.decisions import candidate_sites, make_clients, make_risk_table, make_valuations, price_grid
+from dpopt.datasets.decisions import (
+    candidate_sites,
+    make_clients,
+    make_risk_table,
+    make_valuations,
+    price_grid,
+)
 from dpopt.errors import MechanismError, UncertifiedOracleError
 
 __all__ = ["LOSSES", "baselines", "main", "nearest_point", "normalised_regret"]
