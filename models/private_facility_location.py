@@ -16,17 +16,18 @@ reported is the mean capped distance (the total divided by the public n).
 
 With m = 50 and k = 5 the domain has C(50, 5) = 2,118,760 points: too many for the exponential
 mechanism's enumeration, which is the point of an oracle-efficient mechanism.  Set ``m=12``
-(792 points at k = 5) to compare with ``mechanism=exponential --delta 0``.
+(792 points at k = 5) to compare with ``mechanism=exponential``.
 
 Parameters
 ----------
 n
     Clients.
 epsilon, delta
-    The (ε, δ)-DP guarantee (the exponential mechanism is ε-DP: run it with ``--delta 0``).
+    The (ε, δ)-DP guarantee (the exponential mechanism is ε-DP, which implies it for every δ).
 mechanism
     ``opdisc`` (default), ``opsamp`` (its release is a noisy average of open-site vectors, not a
-    set of sites), ``rspm`` or ``exponential``.
+    set of sites), ``rspm``, ``exponential`` or ``auto`` (``dp.choose_discrete_mechanism``: the
+    exponential mechanism where the domain is enumerable, else OPDisc, or RSPM when δ = 0).
 m, k, cap, grid
     Candidate sites, sites to open, the distance cap and the side of the public grid.
 data_seed
@@ -46,7 +47,7 @@ from dpopt.datasets.decisions import candidate_sites, make_clients
 
 PARAMS: dict[str, Any] = {"n": 10_000, "epsilon": 1.0, "delta": 1e-8, "mechanism": "opdisc", "m": 50, "k": 5,
                           "cap": 10.0, "grid": 50, "data_seed": 0, "calls": 5}
-MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential")
+MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 #: the geometry of the last build (evaluate sees only the release)
 _BUILT: dict[str, Any] = dict(PARAMS)
 
@@ -65,7 +66,7 @@ def make_loss(params: dict[str, Any]) -> dp.RowLoss:
     return dp.CappedMin(clients, opened, domain, cost=distances, cap=float(params["cap"]))
 
 
-def make_mechanism(params: dict[str, Any]) -> dp.Mechanism:
+def make_mechanism(params: dict[str, Any], problem: dp.DiscreteProblem) -> dp.Mechanism:
     """The mechanism ``params["mechanism"]`` names, with the run's ε and δ."""
     eps, delta, kind = float(params["epsilon"]), float(params["delta"]), str(params["mechanism"]).lower()
     if kind == "opdisc":
@@ -74,17 +75,18 @@ def make_mechanism(params: dict[str, Any]) -> dp.Mechanism:
         return dp.OPSamp(eps, delta, calls=int(params["calls"]))
     if kind == "rspm":
         return dp.RSPM(eps, delta)
-    if kind == "exponential":
-        if delta != 0.0:
-            raise dp.errors.ModelError("the exponential mechanism is ε-DP (δ = 0): run it with --delta 0")
+    if kind == "exponential":  # ε-DP: accepted for any requested δ
         return dp.ExponentialMechanism(eps)
+    if kind == "auto":  # from public facts: the domain's size, n, ε, δ
+        return dp.choose_discrete_mechanism(problem, eps, delta)[0]
     raise dp.errors.ModelError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {kind!r}")
 
 
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
+    problem = dp.DiscreteProblem(make_loss(params))
     _BUILT.update(params)
-    return dp.DiscreteProblem(make_loss(params)), make_mechanism(params)
+    return problem, make_mechanism(params, problem)
 
 
 def evaluate(release: dp.Release) -> dict[str, float]:

@@ -4,7 +4,7 @@ Run it with::
 
     dpopt solve models/private_pricing.py --solver highs --seed 1
     dpopt solve models/private_pricing.py --solver cpsat --epsilon 0.5
-    dpopt solve models/private_pricing.py --set mechanism=exponential --delta 0
+    dpopt solve models/private_pricing.py --set mechanism=exponential
 
 Each row is one buyer's valuation v, declared ``dp.Numeric(0, 100, grid=1)`` in the schema
 (:func:`dpopt.datasets.decisions.make_valuations`, generated reproducibly).  The decision is one
@@ -20,10 +20,11 @@ Parameters
 n
     Buyers.
 epsilon, delta
-    The (ε, δ)-DP guarantee (the exponential mechanism is ε-DP: run it with ``--delta 0``).
+    The (ε, δ)-DP guarantee (the exponential mechanism is ε-DP, which implies it for every δ).
 mechanism
     ``opdisc`` (default), ``opsamp`` (its release is a noisy average of one-hot vectors, not a
-    price), ``rspm`` or ``exponential``.
+    price), ``rspm``, ``exponential`` or ``auto`` (``dp.choose_discrete_mechanism``: here the
+    exponential mechanism, 20 points).
 m, top
     Number of prices on the grid and the top price (valuations are declared on {0, …, top}).
 data_seed
@@ -43,7 +44,7 @@ from dpopt.datasets.decisions import make_valuations, price_grid
 
 PARAMS: dict[str, Any] = {"n": 10_000, "epsilon": 1.0, "delta": 1e-8, "mechanism": "opdisc", "m": 20, "top": 100,
                           "data_seed": 0, "calls": 5}
-MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential")
+MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 #: the price grid of the last build (evaluate sees only the release)
 _BUILT: dict[str, Any] = dict(PARAMS)
 
@@ -61,7 +62,7 @@ def make_loss(params: dict[str, Any]) -> dp.RowLoss:
     return dp.Lookup(buyers, choice, dp.OneOf(prices.shape[0]), table=lost_revenue, bound=float(prices[-1]))
 
 
-def make_mechanism(params: dict[str, Any]) -> dp.Mechanism:
+def make_mechanism(params: dict[str, Any], problem: dp.DiscreteProblem) -> dp.Mechanism:
     """The mechanism ``params["mechanism"]`` names, with the run's ε and δ."""
     eps, delta, kind = float(params["epsilon"]), float(params["delta"]), str(params["mechanism"]).lower()
     if kind == "opdisc":
@@ -70,17 +71,18 @@ def make_mechanism(params: dict[str, Any]) -> dp.Mechanism:
         return dp.OPSamp(eps, delta, calls=int(params["calls"]))
     if kind == "rspm":
         return dp.RSPM(eps, delta)
-    if kind == "exponential":
-        if delta != 0.0:
-            raise dp.errors.ModelError("the exponential mechanism is ε-DP (δ = 0): run it with --delta 0")
+    if kind == "exponential":  # ε-DP: accepted for any requested δ
         return dp.ExponentialMechanism(eps)
+    if kind == "auto":  # from public facts: the domain's size, n, ε, δ
+        return dp.choose_discrete_mechanism(problem, eps, delta)[0]
     raise dp.errors.ModelError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {kind!r}")
 
 
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
+    problem = dp.DiscreteProblem(make_loss(params))
     _BUILT.update(params)
-    return dp.DiscreteProblem(make_loss(params)), make_mechanism(params)
+    return problem, make_mechanism(params, problem)
 
 
 def evaluate(release: dp.Release) -> dict[str, float]:

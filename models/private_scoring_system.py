@@ -4,7 +4,7 @@ Run it with::
 
     dpopt solve models/private_scoring_system.py --solver cpsat --seed 1
     dpopt solve models/private_scoring_system.py --solver highs --set n=2000 --epsilon 2
-    dpopt solve models/private_scoring_system.py --set mechanism=exponential --delta 0
+    dpopt solve models/private_scoring_system.py --set mechanism=exponential
     dpopt solve models/private_scoring_system.py --solver scip --set loss=ramp
 
 The table (:func:`dpopt.datasets.decisions.make_risk_table`, generated reproducibly, nothing
@@ -23,11 +23,12 @@ Parameters
 n
     Rows of the generated table (patients).
 epsilon, delta
-    The (ε, δ)-DP guarantee.  The exponential mechanism is ε-DP: run it with ``--delta 0``.
+    The (ε, δ)-DP guarantee (the exponential mechanism is ε-DP, which implies it for every δ).
 mechanism
     ``opdisc`` (NRVW19 Alg. 1, the default), ``opsamp`` (Alg. 2, ``calls`` oracle calls; its
     release is a noisy average, not a score), ``rspm`` (Alg. 3 over the threshold separators
-    of each coordinate) or ``exponential`` (enumerates the domain; no solver).
+    of each coordinate), ``exponential`` (enumerates the domain; no solver) or ``auto``
+    (``dp.choose_discrete_mechanism``: here the exponential mechanism, 53,719 points).
 k
     At most this many nonzero points (the intercept counts).
 loss
@@ -49,7 +50,7 @@ from dpopt.datasets.decisions import make_risk_table
 
 PARAMS: dict[str, Any] = {"n": 10_000, "epsilon": 1.0, "delta": 1e-8, "mechanism": "opdisc", "k": 4,
                           "loss": "zero-one", "data_seed": 0, "calls": 5}
-MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential")
+MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 
 
 def make_loss(params: dict[str, Any]) -> dp.RowLoss:
@@ -66,7 +67,7 @@ def make_loss(params: dict[str, Any]) -> dp.RowLoss:
     return dp.ScoreIndicator(data, w, domain)
 
 
-def make_mechanism(params: dict[str, Any]) -> dp.Mechanism:
+def make_mechanism(params: dict[str, Any], problem: dp.DiscreteProblem) -> dp.Mechanism:
     """The mechanism ``params["mechanism"]`` names, with the run's ε and δ."""
     eps, delta, kind = float(params["epsilon"]), float(params["delta"]), str(params["mechanism"]).lower()
     if kind == "opdisc":
@@ -75,17 +76,17 @@ def make_mechanism(params: dict[str, Any]) -> dp.Mechanism:
         return dp.OPSamp(eps, delta, calls=int(params["calls"]))
     if kind == "rspm":
         return dp.RSPM(eps, delta)
-    if kind == "exponential":
-        if delta != 0.0:
-            raise dp.errors.ModelError("the exponential mechanism is ε-DP (δ = 0): run it with --delta 0")
-        # max_points bounds the box before the cardinality limit is applied (7^7); 53,719 points are scored
-        return dp.ExponentialMechanism(eps, max_points=1_000_000)
+    if kind == "exponential":  # ε-DP: accepted for any requested δ
+        return dp.ExponentialMechanism(eps)
+    if kind == "auto":  # from public facts: the domain's size, n, ε, δ
+        return dp.choose_discrete_mechanism(problem, eps, delta)[0]
     raise dp.errors.ModelError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {kind!r}")
 
 
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
-    return dp.DiscreteProblem(make_loss(params)), make_mechanism(params)
+    problem = dp.DiscreteProblem(make_loss(params))
+    return problem, make_mechanism(params, problem)
 
 
 def evaluate(release: dp.Release) -> dict[str, float]:

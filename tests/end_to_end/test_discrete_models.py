@@ -81,7 +81,16 @@ def test_defaults_run_through_dpopt_solve(model: str, capsys: pytest.CaptureFixt
     assert "(verifier)" in out.out  # cross-verified by a second engine
 
 
-def test_exponential_needs_delta_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["solve", str(MODELS / SCRIPTS["pricing"]), "--set", "n=50", "--set", "mechanism='exponential'"])
-    assert code == 2
-    assert "--delta 0" in capsys.readouterr().err
+@pytest.mark.parametrize("model", ["pricing", "scoring"])
+def test_auto_picks_the_exponential_mechanism_on_an_enumerable_domain(model: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """At the scripts' default δ = 1e-8, the ε-DP exponential mechanism runs and its release says pure ε-DP."""
+    code = main(["solve", str(MODELS / SCRIPTS[model]), "--set", "n=100", "--set", "mechanism='auto'", "--seed", "2"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "Release from ExponentialMechanism" in out.out and "guarantee: 1-DP (pure)" in out.out
+
+
+def test_auto_picks_an_oracle_when_the_domain_is_too_large() -> None:
+    script = load_model_script(MODELS / SCRIPTS["facility"])
+    _, mechanism = build_model(script, resolve_params(script, {"n": 100, "mechanism": "auto"}))
+    assert isinstance(mechanism, dp.OPDisc)  # C(50, 5) points; δ > 0
