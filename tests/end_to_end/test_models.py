@@ -27,6 +27,8 @@ CASES = {
     "private_mirror_descent.py": ("private_mirror_descent.py", ["--set", "n=2000", "--set", "max_steps=200"]),
     "private_ridge_regression.py": ("private_ridge_regression.py", ["--set", "n=2000"]),
     "private_scoring_system.py": ("private_scoring_system.py", ["--solver", "cpsat", "--set", "n=150"]),
+    "private_scoring_system.py[ramp]": ("private_scoring_system.py", ["--solver", "scip", "--set", "n=150", "--set",
+                                                                     "loss='ramp'"]),
     "private_scoring_system.py[exponential]": ("private_scoring_system.py", ["--set", "n=150", "--set",
                                                                             "mechanism='exponential'"]),
     "private_facility_location.py": ("private_facility_location.py", ["--solver", "highs", "--set", "n=150"]),
