@@ -6,6 +6,8 @@ and releases the output of the best run:
     Q:  i ~ Uniform(grid);  θ ← M_i(D) (a copy of the candidate mechanism built for
         hyperparameters i, on its own throwaway ledger);  s ← score(θ; D) + noise;  output (i, θ, s)
 
+(with ``favour_first``, i = 0 with probability ½ and i ~ Uniform(grid) otherwise: public weights)
+
 and the selection outputs (i, θ, s) of the run with the largest s.  The noisy scores lie on a
 grid, so ties have positive probability: they go to the smaller grid index i, then to the
 larger θ in the lexicographic order of its float64 bytes — a total order on Q's outputs, as
@@ -231,6 +233,10 @@ class PrivateSelection(Mechanism):
     holdout : Dataset, optional
         Held-out rows the scores are computed on (module docstring): disjoint from the
         candidates' training Dataset (split by public row positions), same columns.
+    favour_first : bool
+        Draw the first candidate (a default to fall back on) with probability ½ + ½g instead
+        of 1/g (:func:`draw_candidate`; public weights: a mixture with public, data-independent
+        weights keeps Q's guarantee, :mod:`dpopt.privacy.selection`).
     """
 
     name = "PrivateSelection"
@@ -252,15 +258,17 @@ class PrivateSelection(Mechanism):
         "expected_trials": [Interval(Real, 1, None, closed="left"), None],
         "shape": [Interval(Real, 0, None, closed="left", why="1 = geometric"), None],
         "holdout": [Instance(Dataset, what="a dpopt Dataset of held-out rows"), None],
+        "favour_first": [Instance(bool, what="True or False")],
     }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, candidates: Sequence[Mapping[str, Any]],
                  build: BuildFn, score: str | ScoreFn = "accuracy", score_sensitivity: float | None = None,
                  score_share: float = 0.1, stopping: str = "liu-talwar", expected_trials: float | None = None,
                  shape: float | None = None, ledger: Ledger | None = None,
-                 holdout: Dataset | None = None) -> None:
+                 holdout: Dataset | None = None, favour_first: bool = False) -> None:
         self._validate(arguments(locals()))
         self.holdout = holdout
+        self.favour_first = bool(favour_first)
         super().__init__(epsilon, delta, ledger=ledger)
         self.candidates = check_grid(candidates)
         self.build = build
@@ -350,7 +358,9 @@ class PrivateSelection(Mechanism):
         params.update(score_noise=self.score_noise.kind, score_noise_scale=self.score_noise.scale,
                       score_grid=self.score_noise.gamma,
                       score_rows="held-out" if self.holdout is not None else "training",
-                      holdout_rows=None if self.holdout is None else self.holdout.n)
+                      holdout_rows=None if self.holdout is None else self.holdout.n,
+                      candidate_law="the first with probability 1/2 + 1/(2g), else uniform" if self.favour_first
+                      else "uniform")
         return params
 
     # -- the run ------------------------------------------------------------------
@@ -415,7 +425,7 @@ class PrivateSelection(Mechanism):
         trials: list[dict[str, Any]] = []
         private = True
         for _ in range(k):
-            i = uniform_index(sampler, len(built))
+            i = draw_candidate(sampler, len(built), self.favour_first)
             mech, problem = built[i]
             sub_seed = None if secure else np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
             with warnings.catch_warnings():  # a candidate's (ε, δ) is internal: the selection's own was checked
@@ -453,6 +463,16 @@ class SelectionPlan(Plan):
 
     trial: tuple[tuple[Mechanism, Problem], ...]
     options: tuple[RunOptions, ...]
+
+
+def draw_candidate(sampler: ExactSampler, g: int, favour_first: bool = False) -> int:
+    """The candidate of one run of Q: exactly uniform on {0, …, g − 1}, or with ``favour_first`` an
+    exact fair coin that picks 0 on heads and a uniform index on tails (P[0] = ½ + ½g).  The law
+    is public and does not depend on the data: a mixture with public weights keeps Q's guarantee
+    (:mod:`dpopt.privacy.selection`), and the index is part of Q's output."""
+    if favour_first and uniform_index(sampler, 2) == 0:
+        return 0
+    return uniform_index(sampler, g)
 
 
 def candidate_options(options: RunOptions, uses_solver: bool) -> RunOptions:

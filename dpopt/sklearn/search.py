@@ -105,7 +105,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator : DPLogisticRegression, DPRidge or DPLasso
         The model whose settings are searched; it is always a candidate itself (its settings
-        for every searched name), so the search can keep the untuned model.  Its bounds,
+        for every searched name, first in ``cv_results_``), drawn in each run with probability
+        ½ + ½g instead of 1/g (g candidates; ``PrivateSelection(favour_first=True)``), so the
+        search keeps the untuned model unless a noisy score beats it.  Its bounds,
         schema, classes and solver are shared by every candidate.  Its ``epsilon``,
         ``delta``, ``ledger`` and ``random_state`` are not used: each candidate fit runs with
         the per-candidate budget of this search, on a throwaway ledger.
@@ -250,8 +252,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _check_grid(self, est: DPEstimatorBase) -> tuple[list[dict[str, Any]], bool]:
         """The candidates: the expanded grid, every searched name filled in from the estimator,
-        the estimator's own settings first when the grid does not hold them (and whether they
-        were added)."""
+        the estimator's own settings first (added when the grid does not hold them; the flag
+        says whether they were)."""
         grid = self.param_grid
         if isinstance(grid, Mapping):
             grid = [grid]
@@ -276,8 +278,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         params = [{k: p.get(k, defaults[k]) for k in names} for p in expanded]
         default = {k: defaults[k] for k in names}
         added = not any(_same(p, default) for p in params)
-        if added:
-            params.insert(0, default)
+        params = [default, *(p for p in params if not _same(p, default))]  # the estimator's settings first
         check_grid([_record(p) for p in params])  # duplicates and non-finite numbers, in one line
         return params, added
 
@@ -389,6 +390,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         est = self._check_estimator()
         self._check_settings()
         grid, added = self._check_grid(est)
+        default = grid[0]  # the estimator as given (when it can run: see below)
         candidates = self._candidates(est, grid)
         encoder = clone(est)
         full = encoder._encode(X, y)
@@ -420,7 +422,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             return PrivateSelection(self.epsilon, delta, candidates=[_record(p) for p in entries], build=build,
                                     score=score, score_sensitivity=sensitivity, score_share=self.score_share,
                                     stopping=stopping, expected_trials=trials, shape=shape,
-                                    ledger=self.ledger, holdout=held)
+                                    ledger=self.ledger, holdout=held, favour_first=entries[0] is default)
 
         if added and not _runs(selection(grid), problem, est.solver):
             del grid[0], candidates[0]  # the estimator as given cannot run under this selection's rule

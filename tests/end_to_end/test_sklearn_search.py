@@ -324,3 +324,12 @@ def test_rows_are_held_out_where_the_budget_allows():
     fitted = DPSearchCV(logistic(), GRID, epsilon=1.0, holdout=0.25, ledger=dp.Ledger(), random_state=0).fit(X, y)
     assert fitted.holdout_ == 0.25 and fitted.release_.parameters["holdout_rows"] == 500
     assert fitted.release_.parameters["score_rows"] == "held-out"
+
+
+def test_the_estimator_as_given_is_drawn_more_often_than_the_others():
+    X, y = table(n=120)
+    est = logistic(alpha=0.05)
+    search = DPSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert search.release_.parameters["candidate_law"].startswith("the first")
+    moved = DPSearchCV(est, {"alpha": [0.1, 0.05]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    assert moved.cv_results_["params"] == [{"alpha": 0.05}, {"alpha": 0.1}]  # its settings first, not repeated

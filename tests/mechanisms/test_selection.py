@@ -439,3 +439,20 @@ def test_a_held_out_dataset_must_be_separate_and_alike():
         PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=ledger,
                          holdout=narrow).run(_logistic_problems(data), solver="scipy", seed=0)
     assert ledger.charges == ()
+
+
+def test_the_first_candidate_is_favoured_only_on_request_with_its_declared_probability():
+    from dpopt.mechanisms.selection import draw_candidate
+    from dpopt.privacy.exact import sampler_for
+
+    sampler = sampler_for(np.random.default_rng(0))
+    g, n = 4, 20_000
+    plain = np.bincount([draw_candidate(sampler, g) for _ in range(n)], minlength=g) / n
+    favoured = np.bincount([draw_candidate(sampler, g, True) for _ in range(n)], minlength=g) / n
+    tol = 5 * math.sqrt(0.25 / n)
+    assert np.all(np.abs(plain - 1 / g) < tol)
+    assert abs(favoured[0] - (0.5 + 0.5 / g)) < tol and np.all(np.abs(favoured[1:] - 0.5 / g) < tol)
+    data = _logistic_data()
+    release = PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=dp.Ledger(),
+                               favour_first=True).run(_logistic_problems(data), solver="scipy", seed=0)
+    assert release.parameters["candidate_law"].startswith("the first")
