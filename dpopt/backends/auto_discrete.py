@@ -123,7 +123,8 @@ def discrete_candidates(problem: DiscreteProblem) -> tuple[DiscreteChoice, ...]:
     why = ([] if brute is not None else ["the grid is too large to enumerate"]) + ([why_not] if why_not else [])
     because = "; ".join(why) if why else "the preferred backends are not installed"
     for name in FALLBACK_ORDER:
-        out.append(DiscreteChoice(name, f"{name}: the per-row big-M MIP, since {because}"))
+        model = "the per-row big-M MIP" if problem.halfspace else "the integer model of the row loss"
+        out.append(DiscreteChoice(name, f"{name}: {model}, since {because}"))
     return tuple(out)
 
 
