@@ -338,6 +338,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _stopping(self, delta: float, candidates: list[DPEstimatorBase], data: Dataset) -> tuple[str, float]:
         """The stopping rule and the δ it charges (public facts: the candidates' mechanisms)."""
+        if self.stopping == "liu-talwar" and self.delta is None:
+            return "liu-talwar", 0.0  # pure DP: the default δ = 1/n² does not apply
         if self.stopping != "auto":
             return str(self.stopping), delta
         if delta == 0.0:

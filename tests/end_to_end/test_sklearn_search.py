@@ -333,3 +333,10 @@ def test_the_estimator_as_given_is_drawn_more_often_than_the_others():
     assert search.release_.parameters["candidate_law"].startswith("the first")
     moved = DPSearchCV(est, {"alpha": [0.1, 0.05]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
     assert moved.cv_results_["params"] == [{"alpha": 0.05}, {"alpha": 0.1}]  # its settings first, not repeated
+
+
+def test_liu_talwar_without_a_delta_is_pure_dp():
+    X, y = table(n=80)
+    ledger = dp.Ledger()
+    search = DPSearchCV(logistic(), GRID, epsilon=1.0, stopping="liu-talwar", ledger=ledger, random_state=0).fit(X, y)
+    assert search.stopping_ == "liu-talwar" and [(c.epsilon, c.delta) for c in ledger.charges] == [(1.0, 0.0)]
