@@ -25,7 +25,9 @@ enumeration), marked ``*``.  The exponential mechanism runs where the domain is 
 Time: the wall-clock seconds of each run divided by its number of oracle calls — each call
 compiled, solved to certified optimality and cross-verified by a second engine (OPDisc: 1
 call, RSPM: 1, OPSamp: ``--opsamp-calls``); the table gives the median and the maximum over
-seeds.  The exponential mechanism has no oracle; its column shows the seconds per run.  Seeds
+seeds.  The oracle is CP-SAT for the scoring system and HiGHS for the others (``--solver``
+changes it; ``auto``, the model scripts' default, solves a domain it can enumerate exactly by
+enumeration, which needs no second engine).  The exponential mechanism has no oracle; its column shows the seconds per run.  Seeds
 make the noise reproducible, not secure; every number printed here is a diagnostic of a
 benchmark, not a private release.
 """
@@ -153,7 +155,7 @@ def baselines(loss: dp.RowLoss, solver: str) -> Baselines:
     k = _exact_k(domain)
     if k is None:
         raise MechanismError("the random baseline needs an enumerable domain or an exactly-k-of-m choice")
-    backend = dp.backends.get(solver)
+    backend = dp.backends.get("highs" if solver == "auto" else solver)
     problem = dp.DiscreteProblem(loss)
     result = backend.solve(backend.prepare(problem), np.zeros(problem.noise_size), dp.backends.SolveOptions())
     if not result.certified or result.solution is None:
@@ -269,7 +271,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanisms", type=lambda s: _names(s, MECHANISMS, "mechanism"), default=list(MECHANISMS),
                    help=f"comma-separated, from {', '.join(MECHANISMS)} (default all)")
     p.add_argument("--solver", default=None,
-                   help="oracle backend for every model (default: cpsat for scoring, highs for the others)")
+                   help="oracle backend for every model (default: cpsat for scoring, highs for the others; "
+                        "'auto' is the model scripts' default rule)")
     p.add_argument("--opsamp-calls", type=positive_int, default=5, help="OPSamp's oracle calls (default 5)")
     p.add_argument("--out", type=Path, default=None, help="folder for runs.csv, summary.json and table.txt")
     return p
