@@ -166,7 +166,7 @@ def baselines(loss: dp.RowLoss, solver: str) -> Baselines:
         row[rng.choice(domain.dim, size=k, replace=False)] = 1
     random = float(np.mean([float(v) for v in loss.exact_totals(draws)])) / n
     return Baselines(float(loss.exact_value(result.solution)) / n, random,
-                     f"optimum by a certified {solver} solve, random mean over {RANDOM_DRAWS:,} uniform draws", None)
+                     f"optimum by a certified {backend.name} solve, random mean over {RANDOM_DRAWS:,} uniform draws", None)
 
 
 def nearest_point(theta: np.ndarray, domain: dp.DiscreteDomain, points: np.ndarray | None) -> np.ndarray | None:
