@@ -26,6 +26,7 @@ from dpopt.modeling.schema import Binary, Intercept, Numeric, Schema
 __all__ = [
     "RISK_FACTORS",
     "candidate_sites",
+    "client_schema",
     "make_clients",
     "make_risk_table",
     "make_valuations",
