@@ -59,6 +59,7 @@ from dpopt.backends.base import Backend
 from dpopt.backends.certificates import DiscreteCheck
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.backends.termination import Termination
+from dpopt.compile.discrete_arrays import HighsIRProgram
 from dpopt.compile.discrete_pyomo import GeneralPyomoProgram, compile_general_pyomo
 from dpopt.compile.mip_pyomo import PyomoProgram, compile_pyomo
 from dpopt.errors import BackendCapabilityError, ModelError
@@ -118,7 +119,7 @@ def recheck_notes(check: DiscreteCheck | None, failed: bool) -> list[str]:
 class PyomoPrepared:
     """A compiled problem ready for repeated solves with fresh η."""
 
-    program: PyomoProgram | GeneralPyomoProgram
+    program: PyomoProgram | GeneralPyomoProgram | HighsIRProgram
 
 
 class PyomoMipBackend(Backend[PyomoPrepared]):
@@ -188,7 +189,10 @@ class PyomoMipBackend(Backend[PyomoPrepared]):
     def solve(self, prepared: PyomoPrepared | PyomoProgram | GeneralPyomoProgram, b: np.ndarray | None,
               options: SolveOptions) -> OracleResult:
         """Solve with noise ``b`` = η (length ``noise_size``; None keeps the current η)."""
-        prog: PyomoProgram | GeneralPyomoProgram = prepared.program if isinstance(prepared, PyomoPrepared) else prepared
+        program = prepared.program if isinstance(prepared, PyomoPrepared) else prepared
+        if isinstance(program, HighsIRProgram):  # HiGHS's own array model: only the 'highs' backend solves it
+            return self._failed(time.perf_counter(), self.require(), "an array model is solved by the 'highs' backend")
+        prog: PyomoProgram | GeneralPyomoProgram = program
         if b is not None:
             prog.set_eta(b)
         version = self.require()

@@ -43,7 +43,7 @@ def _number(c: Fraction) -> int | float:
     return int(c) if c.denominator == 1 and abs(c) < 2**53 else float(c)
 
 
-def _big_m_row(row: Row, ir: LinearIR) -> tuple[list[tuple[int, int]], int | None, int | None]:
+def big_m_row(row: Row, ir: LinearIR) -> tuple[list[tuple[int, int]], int | None, int | None]:
     """An enforced one-sided row as an ordinary one, M from the variables' bounds.
 
     ``Σ ≥ lb when x_b = 0`` → ``Σ + M·x_b ≥ lb``; ``when x_b = 1`` → ``Σ − M·x_b ≥ lb − M``
@@ -143,7 +143,7 @@ def compile_general_pyomo(problem: DiscreteProblem) -> GeneralPyomoProgram:
     m.znorm = pyo.Constraint(expr=sum(int(t) * m.z[t] for t in m.T) == m.x[ir.s])
     m.rows = pyo.ConstraintList()
     for row in ir.rows:
-        terms, lb, ub = _big_m_row(row, ir)
+        terms, lb, ub = big_m_row(row, ir)
         expr = LinearExpression(constant=0, linear_coefs=[c for _, c in terms],
                                 linear_vars=[m.x[v] for v, _ in terms])
         if lb is not None and ub is not None:
