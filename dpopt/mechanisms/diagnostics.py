@@ -32,7 +32,7 @@ import numpy as np
 
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
-from dpopt.mechanisms.params import Instance
+from dpopt.mechanisms.params import Instance, Interval, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.privacy.grid import GridNoise
 
@@ -109,8 +109,14 @@ class DiagnosticCounts(Mechanism):
     problem_refusal = "run() needs a dpopt CountQuery, got {got}"
     needs = SolverNeed.NONE
 
-    def __init__(self, epsilon: float, *, ledger: Any = None) -> None:
-        super().__init__(epsilon, 0.0, ledger=ledger)
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        **Mechanism._parameter_constraints,
+        "delta": [Interval(Real, 0, 0, closed="both", why="the counts are pure ε-DP: delta is 0")],
+    }
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Any = None) -> None:
+        self._validate(arguments(locals()))
+        super().__init__(epsilon, delta, ledger=ledger)
 
     def law(self, query: CountQuery) -> GridNoise:
         """The noise law of the counts (a hook for mutation tests)."""
@@ -163,18 +169,17 @@ class WithDiagnostics(Mechanism):
     theorem = "basic composition of the model's mechanism and DiagnosticCounts"
     problem_type = object
     multi_output = True  # the inner mechanism's check_problem decides
+    #: its own settings only: ε, δ and the ledger are the inner mechanism's and the counts'
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        **Mechanism._parameter_constraints,
         "inner": [Instance(Mechanism, what="a dpopt Mechanism")],
         "counts": [Instance(DiagnosticCounts, what="a DiagnosticCounts")],
         "query": [Instance(CountQuery, what="a CountQuery")],
     }
 
     def __init__(self, inner: Mechanism, counts: DiagnosticCounts, query: CountQuery) -> None:
-        validate = {"epsilon": inner.epsilon + counts.epsilon, "delta": inner.delta, "ledger": inner.ledger,
-                    "inner": inner, "counts": counts, "query": query}
-        self._validate(validate)
-        super().__init__(inner.epsilon + counts.epsilon, inner.delta, ledger=inner.ledger)
+        self._validate({"inner": inner, "counts": counts, "query": query})
+        # ε, δ and the ledger come from the two mechanisms, each validated when it was built
+        self.epsilon, self.delta, self.ledger = inner.epsilon + counts.epsilon, inner.delta, inner.ledger
         self.inner, self.counts, self.query = inner, counts, query
         # the release and the ledger row name the model's mechanism; the theorem adds the composition
         self.__dict__["name"] = inner.name

@@ -38,6 +38,8 @@ for _mod in pkgutil.iter_modules(dpopt.mechanisms.__path__):  # every mechanism 
     importlib.import_module(f"dpopt.mechanisms.{_mod.name}")
 
 
+from dpopt.mechanisms.diagnostics import CountQuery, DiagnosticCounts, WithDiagnostics  # noqa: E402
+
 MECHANISMS = subclasses(Mechanism, concrete=False)
 CONCRETE = subclasses(Mechanism)
 
@@ -52,8 +54,13 @@ def _base_kwargs(cls: type) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"epsilon": 1.0, "delta": 1e-5, "ledger": dp.Ledger()}
     if cls is dp.PrivateSelection:
         kwargs.update(delta=0.0, candidates=[{"lam": 0.1}, {"lam": 1.0}], build=lambda params, budget: None)
-    if any(i.right == 0 for i in _intervals(cls, "delta")):  # a pure ε-DP mechanism declares δ ∈ [0, 0]
-        kwargs["delta"] = 0.0
+    if "delta" in cls._parameter_constraints and any(i.right == 0 for i in _intervals(cls, "delta")):
+        kwargs["delta"] = 0.0  # a pure ε-DP mechanism declares δ ∈ [0, 0]
+    if cls is WithDiagnostics:  # a composition: its settings are the two mechanisms and the query
+        ledger = kwargs["ledger"]
+        kwargs = {"inner": dp.OutputPerturbation(1.0, 1e-5, ledger=ledger),
+                  "counts": DiagnosticCounts(0.1, ledger=ledger),
+                  "query": CountQuery(names=("labels",), n=10, count=lambda: [0])}
     return kwargs
 
 
