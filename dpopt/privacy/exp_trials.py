@@ -43,6 +43,8 @@ EXP_DOMAIN = 64
 #: relative guard between a float bound and the uniform's interval (≫ the proved error 2^-44)
 GUARD = 2.0**-36
 _TWO53 = 2.0**-53
+#: a rational below log2(e) = 1.4426950408889634074…
+_LOG2E_BELOW = Fraction(1442695040888963, 10**15)
 #: up to this many trials :func:`below_exp` runs them one by one in Python floats
 _SMALL = 8
 _STEPS = 256  # e^{−x} = e^{−k/256}·e^{−r}, r ∈ [0, 1/256)
@@ -109,6 +111,9 @@ def _table_list() -> list[float]:
 def exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
     """Rational lo ≤ e^{−x} ≤ hi for a rational x ≥ 0, about ``digits`` significant digits apart.
 
+    For a moderate x: the bounds are exact fractions (at x = 10^6 they have some 430,000 digits);
+    :class:`LazyUniform` decides a large x without them.
+
     x is bracketed by decimals x_lo ≤ x ≤ x_hi (10^-(digits+2) apart, built exactly from strings:
     no operation rounds them), and e^{−x_hi} ≤ e^{−x} ≤ e^{−x_lo}; each is computed by
     :mod:`decimal`'s ``exp`` correctly rounded (half even) to ``digits`` digits, so the true
@@ -142,7 +147,17 @@ class LazyUniform:
         self._bits, self.prefix, self.width = bits, int(prefix), int(width)
 
     def below_exp(self, x: Fraction, shift: int = 0) -> bool:
-        """Whether U < e^{−x}·2^shift, decided exactly (x ≥ 0 rational)."""
+        """Whether U < e^{−x}·2^shift, decided exactly (x ≥ 0 rational).
+
+        While e^{−x}·2^shift ≤ 2^-k (k = ⌊x·L⌋ − shift with a rational L < log2 e) lies below U's
+        known resolution 2^-width, a non-zero prefix decides it (U ≥ 2^-width > 2^-k) and a zero
+        prefix is extended: so the rational bounds below are only ever needed for an x of a few
+        hundred at most, whatever x is (an x of 2^80 would make them numbers of 2^80 digits)."""
+        k = math.floor(x * _LOG2E_BELOW) - shift
+        while k > self.width:
+            if self.prefix > 0:
+                return False
+            self._extend()
         digits = 30
         scale = Fraction(2) ** shift
         while True:
@@ -151,9 +166,13 @@ class LazyUniform:
                 return True
             if Fraction(self.prefix, 1 << self.width) >= hi * scale:
                 return False
-            self.prefix = (self.prefix << 64) | int(self._bits.words64(1)[0])
-            self.width += 64
+            self._extend()
             digits += 20
+
+    def _extend(self) -> None:
+        """Read 64 more bits of U."""
+        self.prefix = (self.prefix << 64) | int(self._bits.words64(1)[0])
+        self.width += 64
 
 
 def _prefixes(bits: BitStream, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -248,7 +267,7 @@ def geometric(bits: BitStream, num: int, den: int, size: int) -> tuple[np.ndarra
 def _step(den: int, num: int) -> float:
     """A double ≥ e^{−den/num}: if p ≥ e^{−z·den/num}·(1 − 2^-44), then p·_step·(1 + GUARD), rounded
     twice, is ≥ e^{−(z+1)·den/num} (the roundings and 2^-44 are far inside the guard)."""
-    lo, hi = exp_neg_bounds(Fraction(den, num), 30)
+    lo, hi = exp_neg_bounds(min(Fraction(den, num), Fraction(EXP_DOMAIN)), 30)  # e^{−64} bounds any smaller one
     return math.nextafter(float(hi), math.inf)
 
 

@@ -144,3 +144,12 @@ def test_one_row_draws_follow_the_exponential_mechanism() -> None:
     expected = np.append(probs[keep], probs[~keep].sum()) * draws.size
     assert observed[-1] == 0  # the far candidates (expected < 1e-11 draws) never come up
     assert stats.chisquare(observed[:-1], expected[:-1] * observed[:-1].sum() / expected[:-1].sum()).pvalue > REJECT
+
+
+def test_the_exact_path_decides_huge_exponents_without_huge_numbers(exact_only: None) -> None:
+    """Far candidates (x up to 10^10 nats) through the exact path alone: decided from U's bits
+    in a blink (no bound with 10^10 digits is ever formed), and never drawn."""
+    sampler = ExactSampler(seed=13)
+    far = np.array([0, 10**6, 10**12], dtype=np.int64)
+    assert set(exponential_mechanism(sampler, np.tile(far, (200, 1)), Fraction(1, 100)).tolist()) == {0}
+    assert not exp_trials.below_exp(BitStream(seed=14), np.full(50, 2.0**82), lambda i: Fraction(2**82)).any()
