@@ -250,3 +250,22 @@ def test_auto_advice_reads_declarations_only_and_names_its_rule() -> None:
     assert isinstance(mech, dp.OPDisc) and "too many" in rule
     mech, rule = dp.choose_discrete_mechanism(big, 1.0, 0.0)
     assert isinstance(mech, dp.RSPM) and mech.delta == 0.0
+
+
+def test_auto_advice_between_the_oracles_compares_their_noise_on_close_decisions() -> None:
+    """A wide integer range (D large, τ/D small for OPDisc's σ): RSPM's one separator weight is the
+    smaller spread; a sparse binary choice: OPDisc's.  The choice follows the public spreads."""
+    from dpopt.mechanisms.discrete_advice import neighbour_spreads
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(50, 4)).astype(float)
+    data = dp.Dataset(X, rng.choice([-1.0, 1.0], size=50), schema=dp.Schema.uniform(4, dp.Binary()))
+    wide = DiscreteProblem(dp.ScoreIndicator(data, dp.Variable(4), dp.DiscreteDomain(4, -20, 20)))
+    sites = rng.integers(0, 5, size=(40, 2)).astype(float)
+    sparse = DiscreteProblem(dp.CappedMin(_clients(), dp.Variable(40), dp.BinaryChoice(40, at_most=8),
+                                          lambda r: np.abs(sites - r).sum(axis=1), cap=4.0))
+    for problem, expected in ((wide, dp.RSPM), (sparse, dp.OPDisc)):
+        mech, rule = dp.choose_discrete_mechanism(problem, 1.0, 1e-6)
+        spread_o, spread_r = neighbour_spreads(problem, dp.OPDisc(1.0, 1e-6), dp.RSPM(1.0, 1e-6))
+        assert type(mech) is (dp.RSPM if spread_r < spread_o else dp.OPDisc) is expected
+        assert f"{spread_o:.4g}" in rule and f"{spread_r:.4g}" in rule
