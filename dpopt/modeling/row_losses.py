@@ -25,8 +25,8 @@ function is called on one row at a time (a 1-D array of that row's mapped values
 loss cannot depend on another row; its output is clipped to the declared range and rounded to
 the atom's public resolution.  It is tried once on a row of zeros when the loss is declared (a
 function that fails there is refused before any budget is spent); on the data, a failure, a
-wrong shape or a non-finite value is mapped to the bound, never raised.  Rows with identical data are grouped (their counts become
-weights) for evaluation and for every compiled model.
+wrong shape or a non-finite value is mapped to the bound, never raised.  Rows with identical
+data are grouped (their counts become weights) for evaluation and for every compiled model.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,9 +44,6 @@ from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.domains import IntegerGrid
 from dpopt.modeling.variable import Variable
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 Domain = IntegerGrid | DiscreteDomain
 #: points evaluated at once by the exact evaluation (bounds its memory: points × groups integers)
@@ -486,8 +483,3 @@ class Lookup(_CostAtom):
 
     def encode(self, ir: Any) -> None:
         ir.lookup_atom(self)
-
-
-def atoms_of(loss: RowLoss) -> Sequence[tuple[Fraction, Atom]]:
-    """The (weight, atom) terms of a loss (a single atom is its own one term)."""
-    return loss.terms
