@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dpopt.backends.domain_check import check_nonempty
 from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.params import Integral, Interval, Real, arguments
@@ -107,8 +108,12 @@ class ExponentialMechanism(Mechanism):
         if problem.eta is not None:
             raise MechanismError("the problem already carries a perturbation; pass the plain problem")
         if not isinstance(loss, RowLoss):
-            raise MechanismError(f"{self.name} takes a RowLoss (dp.ScoreIndicator, dp.Ramp, dp.CappedMin, dp.Lookup or a "
-                                 "sum); for the 0/1 loss write it as dp.ScoreIndicator(data, w, grid)")
+            raise MechanismError(f"{self.name} takes a row loss (dp.ZeroOneLoss, dp.ScoreIndicator, dp.Ramp, "
+                                 "dp.CappedMin, dp.Lookup or a sum of them)")
+        try:
+            check_nonempty(problem)  # the declaration alone (dpopt.backends.domain_check)
+        except ModelError as exc:
+            raise MechanismError(f"{self.name}: {exc}") from None
         if not loss.public_lattice:
             raise MechanismError(f"{self.name} reads the loss's lattice before the charge, and a weighted 0/1 loss "
                                  "takes it from its weights (data); drop the weights or use OPDisc or RSPM")
@@ -122,7 +127,7 @@ class ExponentialMechanism(Mechanism):
                       "score_unit": float(loss.resolution), "score_sensitivity": delta_units, "eta": float(eta),
                       "step": float(problem.domain.step)}
         return EMPlan(problem=problem, parameters=parameters, points=points, eta=eta, needs=SolverNeed.NONE,
-                       feature_names=problem.decision_names)
+                      feature_names=problem.decision_names)
 
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
         """Score every point exactly and draw one (module docstring)."""
