@@ -47,9 +47,9 @@ from typing import Any
 import dpopt as dp
 from dpopt.bench.arguments import parse, positive_floats
 from dpopt.datasets import load_adult
-from dpopt.mechanisms.base import NoiseChoice, NoiseSpec, choose
 from dpopt.privacy.accountant import gaussian_sigma_for_composition, sampled_gaussian_multiplier
 from dpopt.privacy.calibration import gaussian_sigma, laplace_scale
+from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec, choose
 
 __all__ = ["Examples", "Row", "main", "measure", "render"]
 

@@ -10,9 +10,9 @@ first used.
 """
 
 from dpopt.discovery import import_package, subclasses
-from dpopt.mechanisms.base import ConvexMechanism as ConvexMechanism
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.base import default_ledger as default_ledger
+from dpopt.mechanisms.convex import ConvexMechanism as ConvexMechanism
 from dpopt.mechanisms.release import Release as Release
 
 import_package(__name__)

@@ -114,7 +114,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import Mechanism, NoiseSpec, Plan, RunOptions, SolverNeed
+from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.params import Interval, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.modeling.dataset import Dataset
@@ -125,6 +125,7 @@ from dpopt.modeling.schema import INTERCEPT, Intercept
 from dpopt.privacy.accountant import GridSteps, zcdp_gaussian_steps
 from dpopt.privacy.grid import laplace_on_grid
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.noise_spec import NoiseSpec
 from dpopt.privacy.zcdp import zcdp_rho
 
 __all__ = ["AdaSSP", "AdaSSPPlan", "adassp_ridge", "gram_sensitivity", "intercept_column", "sufficient_statistics"]

@@ -156,7 +156,7 @@ class DiscreteMechanism(Mechanism):
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
                  on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
-        """``on_uncertified`` as in :class:`~dpopt.mechanisms.base.ConvexMechanism`; ``verify``: cross-check
+        """``on_uncertified`` as in :class:`~dpopt.mechanisms.convex.ConvexMechanism`; ``verify``: cross-check
         every accepted answer with an independent backend (module docstring)."""
         self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)

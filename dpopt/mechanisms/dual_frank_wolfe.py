@@ -85,8 +85,6 @@ from dpopt.mechanisms.base import (
     NOISE_LAWS,
     STEPS,
     Mechanism,
-    NoiseChoice,
-    NoiseSpec,
     Plan,
     RunOptions,
     SolverNeed,
@@ -104,6 +102,7 @@ from dpopt.numerics.submodular_lp import polyhedron_l2_radius, polyhedron_vertic
 from dpopt.privacy.exact_selection import ExactSelector, grid_sensitivity, selection_grid
 from dpopt.privacy.grid import grid_step
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec
 from dpopt.privacy.noisy_max import NoisyMaxBudget, noisy_max_budget
 from dpopt.progress import counted
 

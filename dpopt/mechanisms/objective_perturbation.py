@@ -96,19 +96,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import (
-    ConvexMechanism,
-    ConvexPlan,
-    NoiseChoice,
-    NoiseSpec,
-    OnUncertified,
-    choose,
-    template_problem,
-)
+from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.constrained import unbounded_lipschitz
+from dpopt.mechanisms.convex import ConvexMechanism, ConvexPlan, template_problem
 from dpopt.mechanisms.params import Interval, Options, Real, Vector, arguments
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec, choose
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 
 #: the Gaussian-branch calibrations of :func:`gaussian_objective_sigma`
@@ -211,7 +205,7 @@ class ObjectivePerturbation(ConvexMechanism):
         bound 2R·E‖β‖ + ζR²/2 (:func:`auto_split`) when the problem has a bounded constraint set
         of ℓ2 radius R (or an L2Squared weight λ, R = L/λ), else 0.5 (TTZ14 Alg. 2's ε/2).
     ledger, tolerance, on_uncertified :
-        As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
+        As in :class:`~dpopt.mechanisms.convex.ConvexMechanism`.
     noise : {"auto", "gaussian", "l2-laplace"}
         The law of the linear noise β (continuous, never released): Gaussian or ℓ2-Laplace,
         ``"auto"`` the smaller expected norm.  The released point's output noise is always the

@@ -16,7 +16,7 @@ calibrated to the ℓ1 sensitivity √d·Δ (ε = Δ₁/t, exact for integer shi
 CMS11's ℓ2-Laplace density, which has no exact lattice sampler, at a cost of about √2 in
 E‖noise‖ for d ≥ 2); for δ > 0 the discrete Gaussian (the exact [CKS20] Thm. 7 profile in
 one dimension, its zCDP ρ = Δ'²/(2σ²) with the [CKS20] conversion in d), when its expected
-norm is smaller (:meth:`~dpopt.mechanisms.base.NoiseSpec.for_sensitivity`).  Every released
+norm is smaller (:meth:`~dpopt.privacy.noise_spec.NoiseSpec.for_sensitivity`).  Every released
 coordinate is an integer multiple of γ, and which multiples are reachable does not depend
 on the data.  Everything after the discrete noisy value is post-processing, including the
 projection back onto C: by default (``project="auto"``, the same as ``True``) the grid values
@@ -34,18 +34,13 @@ import math
 from typing import Any, ClassVar, Literal
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import (
-    ConvexMechanism,
-    ConvexPlan,
-    NoiseChoice,
-    NoiseSpec,
-    OnUncertified,
-    template_problem,
-)
+from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.constrained import unbounded_lipschitz
+from dpopt.mechanisms.convex import ConvexMechanism, ConvexPlan, template_problem
 from dpopt.mechanisms.params import Options, arguments
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec
 
 #: the ``project`` setting: "auto" (= True) projects onto the set, False never
 Project = bool | Literal["auto"]
@@ -63,7 +58,7 @@ class OutputPerturbation(ConvexMechanism):
         values): ``"auto"`` (default) and ``True`` onto any set, ``False`` never (the grid values as
         they are, which may lie outside the set).
     ledger, tolerance, on_uncertified, noise :
-        As in :class:`~dpopt.mechanisms.base.ConvexMechanism`.
+        As in :class:`~dpopt.mechanisms.convex.ConvexMechanism`.
 
     Notes
     -----

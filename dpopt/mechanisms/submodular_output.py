@@ -52,7 +52,7 @@ although ``θ^priv = θ̂ + b`` (θ̂ is the empirical, θ* the population
 minimizer); the bound above is for the empirical excess risk
 ``P(θ^priv) − P(θ̂)``, which is what Lemma 1's proof actually controls.
 The released noise is the discrete law on the grid: its moments E‖b‖ ≤ √(E‖b‖²) and
-E‖b‖² (:meth:`~dpopt.mechanisms.base.NoiseSpec.second_moment`: ≤ pσ² for the discrete
+E‖b‖² (:meth:`~dpopt.privacy.noise_spec.NoiseSpec.second_moment`: ≤ pσ² for the discrete
 Gaussian, exact for the discrete Laplace) enter the curvature and ridge terms, which need
 only independent zero-mean coordinates.  The regularizer term's ``E Ω∞(b) = E‖b‖·G/E‖g‖``
 and the Lipschitz branch's ``E|⟨b, x⟩|`` use isotropy, which the discrete laws (independent
@@ -67,14 +67,8 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from dpopt.errors import MechanismError
-from dpopt.mechanisms.base import (
-    ConvexPlan,
-    NoiseChoice,
-    NoiseSpec,
-    OnUncertified,
-    RunOptions,
-    template_problem,
-)
+from dpopt.mechanisms.base import OnUncertified, RunOptions
+from dpopt.mechanisms.convex import ConvexPlan, template_problem
 from dpopt.mechanisms.output_perturbation import OutputPerturbation, Project
 from dpopt.mechanisms.params import Integral, Interval, arguments
 from dpopt.modeling.losses import Loss
@@ -83,6 +77,7 @@ from dpopt.modeling.regularizers import L1Norm
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.numerics.submodular_lp import polyhedron_gaussian_width
 from dpopt.privacy.ledger import Ledger
+from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec
 
 __all__ = ["SubmodularOutputPerturbation", "lemma1_excess_risk", "loss_at_zero_bound", "theorem1_lambda"]
 

@@ -36,9 +36,9 @@ from dpopt.mechanisms.adassp import (
     gram_sensitivity,
     intercept_column,
 )
-from dpopt.mechanisms.base import NoiseSpec
 from dpopt.privacy.accountant import zcdp_gaussian_steps
 from dpopt.privacy.grid import grid_step, laplace_on_grid
+from dpopt.privacy.noise_spec import NoiseSpec
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.zcdp import zcdp_delta, zcdp_rho
 from dpopt.testing import audit, one_point_pair

@@ -121,7 +121,7 @@ def test_public_record_withholds_data_dependent_diagnostics():
 
 
 def test_delta_positive_uses_the_smaller_noise_law():
-    from dpopt.mechanisms.base import NoiseSpec
+    from dpopt.privacy.noise_spec import NoiseSpec
 
     small_d = NoiseSpec.for_sensitivity(1.0, 1.0, 1e-6, dim=1)
     large_d = NoiseSpec.for_sensitivity(1.0, 1.0, 1e-6, dim=500)

@@ -31,7 +31,6 @@ from dpopt.backends.base import Backend
 from dpopt.backends.registry import get as get_backend
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import MechanismError, ModelError
-from dpopt.mechanisms.base import NoiseSpec
 from dpopt.mechanisms.submodular_output import SubmodularOutputPerturbation, lemma1_excess_risk
 from dpopt.modeling.submodular import (
     CallableSetFunction,
@@ -56,6 +55,7 @@ from dpopt.numerics.submodular_lp import (
     polyhedron_l2_radius,
     polyhedron_vertices,
 )
+from dpopt.privacy.noise_spec import NoiseSpec
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.coverage import covers
 

@@ -30,8 +30,8 @@ import pytest
 import dpopt as dp
 from dpopt.discovery import subclasses
 from dpopt.errors import MechanismError, ModelError
-from dpopt.mechanisms import base
-from dpopt.mechanisms.base import UNSAFE_NOTE, ConvexMechanism
+from dpopt.mechanisms import convex
+from dpopt.mechanisms.convex import UNSAFE_NOTE, ConvexMechanism
 from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.submodular import Cardinality, ChainCut
 from dpopt.modeling.submodular_norms import SubmodularNorm
@@ -144,12 +144,12 @@ def test_a_refusal_names_mechanisms_that_really_run_on_the_set(set_name: str) ->
         dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(problem, seed=0)
     names = _named_alternatives(str(info.value))
     assert names, str(info.value)  # every such set has a gradient or Frank–Wolfe mechanism
-    settings = dict(base._ALTERNATIVES)
+    settings = dict(convex._ALTERNATIVES)
     for name in names:
         release = getattr(dp, name)(1.0, 1e-6, ledger=dp.Ledger(), **settings[name]).run(problem, seed=0)
         assert release.private and release.theta.shape == (c.dim,)
     # and those left out really refuse the problem (before the charge)
-    for name, extra in base._ALTERNATIVES:
+    for name, extra in convex._ALTERNATIVES:
         if name in names:
             continue
         ledger = dp.Ledger()

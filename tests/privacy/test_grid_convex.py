@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import dpopt as dp
-from dpopt.mechanisms.base import NoiseSpec
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.privacy.calibration import gaussian_sigma
 from dpopt.privacy.exact import sampler_for
 from dpopt.privacy.grid import grid_step
+from dpopt.privacy.noise_spec import NoiseSpec
 from dpopt.privacy.rng import SecureGenerator
 from dpopt.privacy.sampling import gaussian_noise
 from dpopt.submodular import Cardinality

@@ -227,7 +227,7 @@ def test_plan_refuses_before_the_noise_with_a_message_without_data_values():
 def test_objective_perturbation_releases_through_the_fallback_when_the_solver_fails(monkeypatch):
     """The accelerator is made to fail; the run still releases and the fallback's point is
     within the tolerance of the exact optimum of the perturbed problem."""
-    import dpopt.mechanisms.base as base
+    import dpopt.mechanisms.convex as convex
     from dpopt.backends.result import OracleResult, OracleStatus
 
     seen: dict[str, object] = {}
@@ -237,15 +237,15 @@ def test_objective_perturbation_releases_through_the_fallback_when_the_solver_fa
         return OracleResult(solution=None, status=OracleStatus.ERROR, solver_certified=False, solve_time=0.0,
                             backend=backend.name, backend_version="test", raw_status="made to fail")
 
-    original = base._fallback
+    original = convex._fallback
 
     def recording(plan, b):  # noqa: ANN001, ANN202
         point, details = original(plan, b)
         seen["point"] = point
         return point, details
 
-    monkeypatch.setattr(base, "_accelerate", broken)
-    monkeypatch.setattr(base, "_fallback", recording)
+    monkeypatch.setattr(convex, "_accelerate", broken)
+    monkeypatch.setattr(convex, "_fallback", recording)
     th = dp.Variable(P)
     problem = dp.Problem(dp.LogisticLoss(_data(n=200, binary=True), th), constraint=dp.L2Ball(th, 3.0),
                          regularizer=dp.L2Squared(th, 0.01))
