@@ -91,12 +91,12 @@ _EXPORTS = {
     "Numeric": "dpopt.modeling.schema",
     "Fill": "dpopt.modeling.schema",
     "Schema": "dpopt.modeling.schema",
-    "Box": "dpopt.modeling.sets",
-    "L1Ball": "dpopt.modeling.sets",
-    "L2Ball": "dpopt.modeling.sets",
-    "LinfBall": "dpopt.modeling.sets",
-    "NonNegative": "dpopt.modeling.sets",
-    "Simplex": "dpopt.modeling.sets",
+    "Box": "dpopt.modeling.boxes",
+    "L1Ball": "dpopt.modeling.balls",
+    "L2Ball": "dpopt.modeling.balls",
+    "LinfBall": "dpopt.modeling.balls",
+    "NonNegative": "dpopt.modeling.boxes",
+    "Simplex": "dpopt.modeling.boxes",
     "Variable": "dpopt.modeling.variable",
     "ZeroOneLoss": "dpopt.modeling.zero_one",
     "Ledger": "dpopt.privacy.ledger",
@@ -145,6 +145,12 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.mechanisms.submodular_output import (
         SubmodularOutputPerturbation as SubmodularOutputPerturbation,
     )
+    from dpopt.modeling.balls import L1Ball as L1Ball
+    from dpopt.modeling.balls import L2Ball as L2Ball
+    from dpopt.modeling.balls import LinfBall as LinfBall
+    from dpopt.modeling.boxes import Box as Box
+    from dpopt.modeling.boxes import NonNegative as NonNegative
+    from dpopt.modeling.boxes import Simplex as Simplex
     from dpopt.modeling.dataset import Dataset as Dataset
     from dpopt.modeling.decision_domain import BinaryChoice as BinaryChoice
     from dpopt.modeling.decision_domain import DiscreteDomain as DiscreteDomain
@@ -174,12 +180,6 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.modeling.schema import Intercept as Intercept
     from dpopt.modeling.schema import Numeric as Numeric
     from dpopt.modeling.schema import Schema as Schema
-    from dpopt.modeling.sets import Box as Box
-    from dpopt.modeling.sets import L1Ball as L1Ball
-    from dpopt.modeling.sets import L2Ball as L2Ball
-    from dpopt.modeling.sets import LinfBall as LinfBall
-    from dpopt.modeling.sets import NonNegative as NonNegative
-    from dpopt.modeling.sets import Simplex as Simplex
     from dpopt.modeling.variable import Variable as Variable
     from dpopt.modeling.zero_one import ZeroOneLoss as ZeroOneLoss
     from dpopt.privacy.ledger import Ledger as Ledger

@@ -6,7 +6,7 @@ the module that defines it; :func:`attach` returns the module-level ``__getattr_
 therefore loads no solver package, no numerical library beyond what a name needs, and no
 mechanism: ``dp.ObjectivePerturbation`` imports the mechanisms when it is first used.
 
-The objects are the defining modules' own (``dp.L2Ball is dpopt.modeling.sets.L2Ball``), so
+The objects are the defining modules' own (``dp.L2Ball is dpopt.modeling.balls.L2Ball``), so
 pickles, ``isinstance`` and ``repr`` are unchanged.
 
 A namespace registers each public name once, in its ``_EXPORTS`` map (and its sub-namespaces in
@@ -40,7 +40,7 @@ def attach(
         The module's ``__name__``.
     exports : mapping of str to str
         Public name → the module that defines it under that name
-        (``{"L2Ball": "dpopt.modeling.sets"}`` reads ``dpopt.modeling.sets.L2Ball``).
+        (``{"L2Ball": "dpopt.modeling.balls"}`` reads ``dpopt.modeling.balls.L2Ball``).
     submodules : iterable of str
         Public names that are modules of the namespace itself (``"sets"`` is
         ``dpopt.sets`` for the namespace ``dpopt``).

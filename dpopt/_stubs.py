@@ -4,7 +4,7 @@ A lazy namespace (``dpopt``, ``dpopt.sets``, ``dpopt.backends``, ...; see :mod:`
 registers each public name once, in its ``_EXPORTS`` map (name → defining module), and its
 sub-namespaces in ``_SUBMODULES``; ``__all__`` and the runtime ``__getattr__`` are derived from
 them.  Type checkers and IDEs cannot run that map, so each namespace ends with an
-``if TYPE_CHECKING:`` block of explicit re-exports (``from dpopt.modeling.sets import Box as
+``if TYPE_CHECKING:`` block of explicit re-exports (``from dpopt.modeling.boxes import Box as
 Box``) that this module writes::
 
     python -m dpopt._stubs            # rewrite every stale block

@@ -21,16 +21,16 @@ from dpopt._lazy import attach
 #: public name -> the module that defines it: the one registration of a public name (then run
 #: `python -m dpopt._stubs` to regenerate the TYPE_CHECKING block below)
 _EXPORTS = {
-    "Box": "dpopt.modeling.sets",
+    "Box": "dpopt.modeling.boxes",
     "ConstraintSet": "dpopt.modeling.constraint_set",
     "GaussianWidth": "dpopt.modeling.constraint_set",
     "Intersection": "dpopt.modeling.intersection",
-    "L1Ball": "dpopt.modeling.sets",
-    "L2Ball": "dpopt.modeling.sets",
-    "LinfBall": "dpopt.modeling.sets",
-    "NonNegative": "dpopt.modeling.sets",
-    "Simplex": "dpopt.modeling.sets",
-    "VertexPolytope": "dpopt.modeling.sets",
+    "L1Ball": "dpopt.modeling.balls",
+    "L2Ball": "dpopt.modeling.balls",
+    "LinfBall": "dpopt.modeling.balls",
+    "NonNegative": "dpopt.modeling.boxes",
+    "Simplex": "dpopt.modeling.boxes",
+    "VertexPolytope": "dpopt.modeling.vertex_polytope",
     "GroupL1Ball": "dpopt.modeling.structured_sets",
     "HPolytope": "dpopt.modeling.structured_sets",
     "NuclearNormBall": "dpopt.modeling.structured_sets",
@@ -41,17 +41,17 @@ __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not edit
+    from dpopt.modeling.balls import L1Ball as L1Ball
+    from dpopt.modeling.balls import L2Ball as L2Ball
+    from dpopt.modeling.balls import LinfBall as LinfBall
+    from dpopt.modeling.boxes import Box as Box
+    from dpopt.modeling.boxes import NonNegative as NonNegative
+    from dpopt.modeling.boxes import Simplex as Simplex
     from dpopt.modeling.constraint_set import ConstraintSet as ConstraintSet
     from dpopt.modeling.constraint_set import GaussianWidth as GaussianWidth
     from dpopt.modeling.intersection import Intersection as Intersection
-    from dpopt.modeling.sets import Box as Box
-    from dpopt.modeling.sets import L1Ball as L1Ball
-    from dpopt.modeling.sets import L2Ball as L2Ball
-    from dpopt.modeling.sets import LinfBall as LinfBall
-    from dpopt.modeling.sets import NonNegative as NonNegative
-    from dpopt.modeling.sets import Simplex as Simplex
-    from dpopt.modeling.sets import VertexPolytope as VertexPolytope
     from dpopt.modeling.structured_sets import GroupL1Ball as GroupL1Ball
     from dpopt.modeling.structured_sets import HPolytope as HPolytope
     from dpopt.modeling.structured_sets import NuclearNormBall as NuclearNormBall
     from dpopt.modeling.submodular_norms import SubmodularNormBall as SubmodularNormBall
+    from dpopt.modeling.vertex_polytope import VertexPolytope as VertexPolytope

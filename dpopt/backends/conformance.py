@@ -30,7 +30,8 @@ from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling import losses as L
-from dpopt.modeling import sets as S
+from dpopt.modeling.balls import L1Ball, L2Ball, LinfBall
+from dpopt.modeling.boxes import Simplex
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind, brute_force
 from dpopt.modeling.domains import IntegerGrid
@@ -86,23 +87,23 @@ def _canonical() -> dict[str, Callable[[], Problem]]:
     def logistic_l2ball() -> Problem:
         data = _data(300, 6, binary=True, seed=2)
         th = Variable(6)
-        return _perturbed(Problem(L.LogisticLoss(data, th), constraint=S.L2Ball(th, 1.0),
+        return _perturbed(Problem(L.LogisticLoss(data, th), constraint=L2Ball(th, 1.0),
                                   regularizer=L2Squared(th, 1e-3)), 3)
 
     def squared_l1ball() -> Problem:
         data = _data(200, 8, binary=False, seed=4)
         th = Variable(8)
-        return _perturbed(Problem(L.SquaredLoss(data, th), constraint=S.L1Ball(th, 0.5)), 5)
+        return _perturbed(Problem(L.SquaredLoss(data, th), constraint=L1Ball(th, 0.5)), 5)
 
     def huber_box() -> Problem:
         data = _data(200, 4, binary=False, seed=6)
         th = Variable(4)
-        return _perturbed(Problem(L.HuberLoss(data, th, h=0.2), constraint=S.LinfBall(th, 0.3)), 7)
+        return _perturbed(Problem(L.HuberLoss(data, th, h=0.2), constraint=LinfBall(th, 0.3)), 7)
 
     def smoothed_hinge_simplex() -> Problem:
         data = _data(150, 5, binary=True, seed=8)
         th = Variable(5)
-        return _perturbed(Problem(L.SmoothedHingeLoss(data, th), constraint=S.Simplex(th, 1.0)), 9)
+        return _perturbed(Problem(L.SmoothedHingeLoss(data, th), constraint=Simplex(th, 1.0)), 9)
 
     def logistic_l1_regularized() -> Problem:
         data = _data(250, 6, binary=True, seed=10)
@@ -204,7 +205,7 @@ def _infeasible(backend: Backend[Any]) -> Outcome:
 def _time_limit(backend: Backend[Any]) -> Outcome:
     data = _data(4000, 60, binary=False, seed=12)
     th = Variable(60)
-    problem = _perturbed(Problem(L.SquaredLoss(data, th), constraint=S.L1Ball(th, 1.0),
+    problem = _perturbed(Problem(L.SquaredLoss(data, th), constraint=L1Ball(th, 1.0),
                                  regularizer=L2Squared(th, 1e-6)), 13)
     try:
         backend.check(problem)

@@ -26,7 +26,7 @@ from dpopt.numerics import potentials as P
 if TYPE_CHECKING:  # cvxpy is imported when a step is compiled, not when a mechanism is imported
     import cvxpy as cp
 
-    from dpopt.modeling import sets as S
+    from dpopt.modeling.constraint_set import ConstraintSet
 
 __all__ = ["BregmanProgram", "compile_bregman_step", "constraint_encoding"]
 
@@ -98,7 +98,7 @@ def _(potential: P.QNormPotential, theta: cp.Variable, extra: list[Any]) -> cp.E
     return potential.coef * cp.square(cp.pnorm(alpha, potential.q))  # type: ignore[arg-type]
 
 
-def constraint_encoding(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
+def constraint_encoding(constraint: ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
     """θ ∈ C as cvxpy constraints (:func:`dpopt.compile.cvxpy_program.set_constraints`)."""
     from dpopt.compile.cvxpy_program import set_constraints
 

@@ -41,12 +41,15 @@ from dpopt.compile.aggregate import aggregate_rows
 from dpopt.compile.submodular_cvxpy import make_problem, norm_ball_constraints, norm_term
 from dpopt.errors import ModelError
 from dpopt.modeling import losses as L
-from dpopt.modeling import sets as S
 from dpopt.modeling import structured_sets as T
+from dpopt.modeling.balls import L1Ball, L2Ball, LinfBall
+from dpopt.modeling.boxes import Box, NonNegative, Simplex
+from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.intersection import Intersection
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
+from dpopt.modeling.vertex_polytope import VertexPolytope
 
 __all__ = [
     "CvxpyProgram",
@@ -154,7 +157,7 @@ def _(loss: L.HingeLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.E
 
 
 @singledispatch
-def set_constraints(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
+def set_constraints(constraint: ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
     """cvxpy constraints expressing ``θ ∈ C`` (dispatch on the set's class).
 
     A set that declares ``polyhedral = True`` must be encoded with linear
@@ -169,38 +172,38 @@ def set_constraints(constraint: S.ConstraintSet, theta: cp.Variable) -> list[cp.
 
 
 @set_constraints.register
-def _(constraint: S.L2Ball, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: L2Ball, theta: cp.Variable) -> list[cp.Constraint]:
     return [cp.norm(theta, 2) <= constraint.r]
 
 
 @set_constraints.register
-def _(constraint: S.L1Ball, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: L1Ball, theta: cp.Variable) -> list[cp.Constraint]:
     return [cp.norm(theta, 1) <= constraint.radius(1)]
 
 
 @set_constraints.register
-def _(constraint: S.LinfBall, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: LinfBall, theta: cp.Variable) -> list[cp.Constraint]:
     r = constraint.radius("inf")
     return [theta <= r, theta >= -r]
 
 
 @set_constraints.register
-def _(constraint: S.Simplex, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: Simplex, theta: cp.Variable) -> list[cp.Constraint]:
     return [theta >= 0, cp.sum(theta) == constraint.radius(1)]
 
 
 @set_constraints.register
-def _(constraint: S.Box, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: Box, theta: cp.Variable) -> list[cp.Constraint]:
     return [theta >= constraint.low, theta <= constraint.high]
 
 
 @set_constraints.register
-def _(constraint: S.NonNegative, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: NonNegative, theta: cp.Variable) -> list[cp.Constraint]:
     return [theta >= 0]
 
 
 @set_constraints.register
-def _(constraint: S.VertexPolytope, theta: cp.Variable) -> list[cp.Constraint]:
+def _(constraint: VertexPolytope, theta: cp.Variable) -> list[cp.Constraint]:
     V = constraint.vertices()
     lam = cp.Variable(V.shape[0], nonneg=True)
     return [theta == V.T @ lam, cp.sum(lam) == 1]

@@ -35,9 +35,9 @@ from dpopt.mechanisms.frank_wolfe import (
 from dpopt.mechanisms.params import Integral, Interval, Options, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
+from dpopt.modeling.balls import L1Ball
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.sets import L1Ball
 from dpopt.numerics.fw_oracles import (
     CoordinateGradient,
     L1BallScorer,

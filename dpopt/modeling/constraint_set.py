@@ -3,8 +3,9 @@
 :class:`ConstraintSet` is the protocol every set C ⊂ ℝ^p answers (linear minimization,
 support function, projection, centre, radii and diameters, vertices, Gaussian width);
 :class:`GaussianWidth` is the result of a Gaussian-width computation.  The concrete sets
-live in :mod:`dpopt.modeling.sets` (balls, simplex, box, orthant, vertex hull) and
-:mod:`dpopt.modeling.structured_sets` (polytopes, group-ℓ1 and nuclear-norm balls).
+live in :mod:`dpopt.modeling.balls` (ℓ1, ℓ2, ℓ∞ balls), :mod:`dpopt.modeling.boxes` (simplex,
+box, orthant), :mod:`dpopt.modeling.vertex_polytope` (vertex hull) and
+:mod:`dpopt.modeling.structured_sets` (H-polytopes, group-ℓ1 and nuclear-norm balls).
 The sets are immutable and public: they describe a parameter domain, never data.
 """
 

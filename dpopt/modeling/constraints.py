@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from dpopt.errors import ModelError
+from dpopt.modeling.balls import L1Ball, L2Ball, LinfBall
+from dpopt.modeling.boxes import Box, NonNegative, Simplex
 from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.expressions import Constraint, LinearConstraint, NormConstraint
 from dpopt.modeling.intersection import Intersection
-from dpopt.modeling.sets import Box, L1Ball, L2Ball, LinfBall, NonNegative, Simplex
 from dpopt.modeling.structured_sets import HPolytope
 
 __all__ = ["constraint_set"]

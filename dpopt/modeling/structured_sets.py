@@ -1,7 +1,7 @@
 """Structured constraint sets: group-ℓ1 balls, nuclear-norm balls, H-polytopes.
 
 The sets of Talwar, Thakurta and Zhang (2014), Sec. 3.2 beyond the plain norm
-balls of :mod:`dpopt.modeling.sets`, with the same interface (LMO, support
+balls of :mod:`dpopt.modeling.balls`, with the same interface (LMO, support
 function, projection, membership, radii, diameters, Gaussian width):
 
 :class:`GroupL1Ball`
@@ -34,23 +34,25 @@ import numpy as np
 
 from dpopt import plugins
 from dpopt.errors import ModelError
-from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth, Norm
-from dpopt.modeling.sets import (
-    Box,
-    NormBall,
-    VertexPolytope,
+from dpopt.modeling.balls import NormBall
+from dpopt.modeling.boxes import Box
+from dpopt.modeling.constraint_set import (
+    ConstraintSet,
+    GaussianWidth,
+    Norm,
     check_vector,
     init_set,
     positive_finite,
     project_simplex,
     unit_vector,
 )
+from dpopt.modeling.gaussian_width import QUAD
 from dpopt.modeling.variable import Variable, dimension_of
+from dpopt.modeling.vertex_polytope import VertexPolytope
 
 __all__ = ["GroupL1Ball", "HPolytope", "LinearAnswer", "NuclearNormBall", "PolytopeSolver", "ProjectionAnswer",
            "install_polytope_solver", "polytope_solver"]
 
-_QUAD = {"epsabs": 1e-13, "epsrel": 1e-12, "limit": 500}
 #: matrices with at most this many entries get a dense SVD; larger ones ARPACK's svds.
 _DENSE_SVD_ENTRIES = 250_000
 
@@ -239,7 +241,7 @@ class GroupL1Ball(NormBall):
             return -math.expm1(float(np.sum(counts * log_cdf)))
 
         mid = math.sqrt(float(sizes.max())) + math.sqrt(2.0 * math.log(max(m, 2)))
-        value, err = integrate.quad(integrand, 0.0, upper, points=[mid], **_QUAD)
+        value, err = integrate.quad(integrand, 0.0, upper, points=[mid], **QUAD)
         tail = float(np.sum(counts * math.sqrt(2.0 * math.pi) * special.ndtr(-(upper - np.sqrt(sizes)))))
         return GaussianWidth(self.r * value, self.r * (value - err), self.r * (value + err + tail),
                              "quadrature")

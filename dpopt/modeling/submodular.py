@@ -46,7 +46,7 @@ import numpy as np
 from dpopt import plugins
 from dpopt.errors import ModelError
 from dpopt.modeling.constraint_set import GaussianWidth
-from dpopt.modeling.sets import expected_max_abs_gaussian
+from dpopt.modeling.gaussian_width import expected_max_abs_gaussian
 from dpopt.modeling.structured_sets import LinearAnswer, polytope_solver
 
 __all__ = [

@@ -19,16 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpopt.errors import BackendCapabilityError, ModelError
-from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth, Norm
-from dpopt.modeling.regularizers import Regularizer
-from dpopt.modeling.sets import (
-    L1Ball,
-    LinfBall,
-    NormBall,
-    VertexPolytope,
+from dpopt.modeling.balls import L1Ball, LinfBall, NormBall
+from dpopt.modeling.constraint_set import (
+    ConstraintSet,
+    GaussianWidth,
+    Norm,
     init_set,
     positive_finite,
 )
+from dpopt.modeling.regularizers import Regularizer
 from dpopt.modeling.submodular import (
     ENUMERATE_MAX_P,
     Cardinality,
@@ -42,6 +41,7 @@ from dpopt.modeling.submodular import (
     vertex_blocks,
 )
 from dpopt.modeling.variable import Variable, dimension_of
+from dpopt.modeling.vertex_polytope import VertexPolytope
 
 __all__ = ["SubmodularNorm", "SubmodularNormBall"]
 

@@ -50,7 +50,7 @@ X₂ the declared ℓ2 row bound.  Per loss (declared bounds only): squared
 ``|φ'(0, y)| = 2|y| ≤ 2·y_bound``; logistic ``|−y·σ(0)| = 1/2``; Huber
 ``min(h, y_bound)``; smoothed hinge ``min(1, 1/h)``; any other loss its declared
 ``dphi_bound(0)``.  R is the smaller of the two bounds that apply; so an unbounded set
-such as the orthant (:class:`~dpopt.modeling.sets.NonNegative`, diameter ∞) gets its
+such as the orthant (:class:`~dpopt.modeling.boxes.NonNegative`, diameter ∞) gets its
 radius from strong convexity alone.  With neither (an unbounded set and no bound on
 φ'(0, ·), or an unbounded set without 0) there is no public radius and the fallback is
 refused (:class:`~dpopt.errors.MechanismError`).

@@ -18,9 +18,10 @@ from typing import ClassVar
 import numpy as np
 
 from dpopt.errors import MechanismError
+from dpopt.modeling.balls import L1Ball
+from dpopt.modeling.boxes import Simplex
 from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.sets import L1Ball, Simplex
 from dpopt.numerics.clipping import ClippedGradient
 from dpopt.numerics.lasso_fast import DirectLassoGradient, IncrementalLassoGradient
 

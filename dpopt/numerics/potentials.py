@@ -47,7 +47,7 @@ import numpy as np
 
 from dpopt import plugins
 from dpopt.errors import ModelError
-from dpopt.modeling import sets as S
+from dpopt.modeling.constraint_set import ConstraintSet
 
 __all__ = [
     "EntropyPotential",
@@ -102,7 +102,7 @@ class MirrorPoint:
     aux: np.ndarray | None = None
 
 
-def _refuse(potential: str, constraint: S.ConstraintSet, fits: str) -> ModelError:
+def _refuse(potential: str, constraint: ConstraintSet, fits: str) -> ModelError:
     return ModelError(
         f"the {potential} potential does not fit a {type(constraint).__name__}; it needs {fits}. "
         "Use potential='euclidean' (any set with a projection) or 'auto'"
@@ -122,8 +122,8 @@ class Potential(ABC):
     #: the reference the potential and its constants come from
     reference: ClassVar[str] = ""
 
-    def __init__(self, constraint: S.ConstraintSet) -> None:
-        if not isinstance(constraint, S.ConstraintSet):
+    def __init__(self, constraint: ConstraintSet) -> None:
+        if not isinstance(constraint, ConstraintSet):
             raise ModelError(f"a potential needs a dpopt ConstraintSet, got {type(constraint).__name__}")
         self.constraint = constraint
         self.dim = constraint.dim
@@ -177,7 +177,7 @@ class EuclideanPotential(Potential):
     name = "euclidean"
     reference = "TTZ14 Sec. 3.2, eq. (13)"
 
-    def __init__(self, constraint: S.ConstraintSet) -> None:
+    def __init__(self, constraint: ConstraintSet) -> None:
         super().__init__(constraint)
         self.theta0 = constraint.center()
 
@@ -216,7 +216,7 @@ class EntropyPotential(Potential):
     name = "entropy"
     reference = "TTZ14 Sec. 3.2 (simplex), eq. (14)"
 
-    def __init__(self, constraint: S.ConstraintSet) -> None:
+    def __init__(self, constraint: ConstraintSet) -> None:
         if getattr(constraint, "mirror_potential", None) != self.name:
             raise _refuse(self.name, constraint, "a Simplex (a set declaring mirror_potential = 'entropy')")
         super().__init__(constraint)
@@ -312,8 +312,8 @@ class QNormPotential(Potential):
     name = "qnorm"
     reference = "TTZ14 Fact 3.4, Claim 3.5, eq. (14)"
 
-    def __init__(self, constraint: S.ConstraintSet, *, max_vertices: int = 10_000) -> None:
-        n = constraint.n_vertices if isinstance(constraint, S.ConstraintSet) else math.inf
+    def __init__(self, constraint: ConstraintSet, *, max_vertices: int = 10_000) -> None:
+        n = constraint.n_vertices if isinstance(constraint, ConstraintSet) else math.inf
         if isinstance(n, float) or n > max_vertices:
             raise _refuse(self.name, constraint, f"a polytope with a vertex list of at most {max_vertices} vertices")
         super().__init__(constraint)
@@ -415,7 +415,7 @@ def btn_group_constants(m: int) -> tuple[float, float]:
     return 1.0 + 1.0 / math.log(m), 1.0 / (math.e * math.log(m))
 
 
-def _group_spec(constraint: S.ConstraintSet) -> tuple[list[np.ndarray], float] | None:
+def _group_spec(constraint: ConstraintSet) -> tuple[list[np.ndarray], float] | None:
     """(groups as index arrays, radius) for a set declaring ``mirror_potential = "group-l1"``
     (an L1Ball: singleton groups; a GroupL1Ball: its groups), else None."""
     if getattr(constraint, "mirror_potential", None) != "group-l1":
@@ -453,7 +453,7 @@ class GroupL1Potential(Potential):
     name = "group-l1"
     reference = "TTZ14 Sec. 3.2 (grouped ℓ1), eq. (15); BTN13 Sec. 5.3.3"
 
-    def __init__(self, constraint: S.ConstraintSet) -> None:
+    def __init__(self, constraint: ConstraintSet) -> None:
         spec = _group_spec(constraint)
         if spec is None:
             raise _refuse(self.name, constraint, "an L1Ball or a GroupL1Ball")
@@ -526,7 +526,7 @@ class NuclearPotential(Potential):
     name = "nuclear"
     reference = "TTZ14 Sec. 3.2 (low-rank matrices), eq. (16); BTN13 Sec. 5.2.3"
 
-    def __init__(self, constraint: S.ConstraintSet) -> None:
+    def __init__(self, constraint: ConstraintSet) -> None:
         if getattr(constraint, "mirror_potential", None) != self.name:
             raise _refuse(self.name, constraint, "a NuclearNormBall (a set declaring mirror_potential = 'nuclear')")
         super().__init__(constraint)
@@ -567,7 +567,7 @@ POTENTIALS: dict[str, type[Potential]] = {
 }
 
 
-def default_potential(constraint: S.ConstraintSet) -> Potential:
+def default_potential(constraint: ConstraintSet) -> Potential:
     """The potential Sec. 3.2 pairs with the set, read from its declaration
     :attr:`~dpopt.modeling.constraint_set.ConstraintSet.mirror_potential`: entropy (simplex), group-ℓ1
     (ℓ1 and group-ℓ1 balls), nuclear (nuclear-norm balls), q-norm (vertex polytopes), else
@@ -581,7 +581,7 @@ def default_potential(constraint: S.ConstraintSet) -> Potential:
     return POTENTIALS[name](constraint)
 
 
-def make_potential(spec: str | Potential, constraint: S.ConstraintSet) -> Potential:
+def make_potential(spec: str | Potential, constraint: ConstraintSet) -> Potential:
     """A potential for ``constraint`` from a name (``"auto"`` or a key of POTENTIALS) or an instance.
 
     Raises

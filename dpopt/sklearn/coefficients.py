@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from dpopt.errors import ModelError
-from dpopt.modeling.sets import VertexPolytope
 from dpopt.modeling.variable import Variable
+from dpopt.modeling.vertex_polytope import VertexPolytope
 
 __all__ = ["check_coefficient_settings", "coefficient_constraints", "positive_l1_polytope"]
 

@@ -27,6 +27,7 @@ from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
 from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
+from dpopt.modeling.balls import L1Ball, L2Ball
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.losses import (
     LogisticLoss,
@@ -38,7 +39,6 @@ from dpopt.modeling.losses import (
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L2Squared
 from dpopt.modeling.schema import Numeric, Schema
-from dpopt.modeling.sets import L1Ball, L2Ball
 from dpopt.modeling.variable import Variable
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.zcdp import zcdp_rho

@@ -68,10 +68,10 @@ from itertools import combinations
 import numpy as np
 
 from dpopt.errors import ModelError
+from dpopt.modeling.balls import L2Ball
 from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.losses import Loss, LossConstants
 from dpopt.modeling.problem import Problem
-from dpopt.modeling.sets import L2Ball
 
 __all__ = ["UNBOUNDED_MARGIN", "LossCheck", "LossCheckReport", "check_loss"]
 

@@ -24,14 +24,16 @@ from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
 from dpopt.mechanisms.objective_perturbation import ObjectivePerturbation
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
 from dpopt.mechanisms.polytope_frank_wolfe import PolytopeFrankWolfe
+from dpopt.modeling.balls import L1Ball, L2Ball
+from dpopt.modeling.boxes import Box, NonNegative, Simplex
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.expressions import norm1, norm2
 from dpopt.modeling.losses import LogisticLoss, SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L2Squared
-from dpopt.modeling.sets import Box, L1Ball, L2Ball, NonNegative, Simplex, VertexPolytope
 from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope
 from dpopt.modeling.variable import Variable
+from dpopt.modeling.vertex_polytope import VertexPolytope
 from dpopt.privacy.ledger import Ledger
 
 __all__ = ["COLUMNS", "END", "ROWS", "START", "constraint_table", "public_data"]

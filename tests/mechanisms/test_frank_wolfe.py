@@ -551,7 +551,7 @@ def test_alg5_lmo_outside_the_set_keeps_the_declared_sensitivity(monkeypatch, pu
     """An LMO answer at push × the radius (an LP feasible only to its
     tolerance, exaggerated) still gives per-example gradients within L₂ and a neighbour gap
     within Δ = 2L₂/n; unclipped, the squared loss breaks the first at 1.01× and the second at 3×."""
-    from dpopt.modeling.sets import L2Ball
+    from dpopt.modeling.balls import L2Ball
     from dpopt.numerics.clipping import ClippedGradient
     from dpopt.testing.sensitivity import extreme_rows, neighbour_gradient_gap
 

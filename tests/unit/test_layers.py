@@ -67,7 +67,7 @@ class Import:
 
 
 def module_name(path: Path, root: Path) -> str:
-    """``dpopt/modeling/sets.py`` → ``dpopt.modeling.sets`` (a package is its ``__init__``)."""
+    """``dpopt/modeling/balls.py`` → ``dpopt.modeling.balls`` (a package is its ``__init__``)."""
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -325,7 +325,7 @@ def test_a_type_only_circle_is_a_circle_and_a_clean_package_passes(tmp_path: Pat
     assert private_imports(imports) == set() and exception_classes(root) == []
 
 
-@pytest.mark.parametrize("module,layer", [("dpopt.modeling.sets", "modeling"), ("dpopt.numerics.apg", "numerics"),
+@pytest.mark.parametrize("module,layer", [("dpopt.modeling.balls", "modeling"), ("dpopt.numerics.apg", "numerics"),
                                           ("dpopt.sets", "namespace"), ("dpopt", "namespace"),
                                           ("dpopt.errors", "base"), ("dpopt.cli.main", "applications")])
 def test_a_module_is_in_the_layer_of_its_longest_prefix(module: str, layer: str) -> None:

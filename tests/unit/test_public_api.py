@@ -155,10 +155,10 @@ def test_a_new_registration_makes_the_typing_block_stale(monkeypatch: pytest.Mon
     import dpopt.sets
 
     before = _stubs.render_block("dpopt.sets")
-    monkeypatch.setitem(dpopt.sets._EXPORTS, "Extra", "dpopt.modeling.sets")
+    monkeypatch.setitem(dpopt.sets._EXPORTS, "Extra", "dpopt.modeling.balls")
     after = _stubs.render_block("dpopt.sets")
     added = set(after.splitlines()) - set(before.splitlines())
-    assert added == {"    from dpopt.modeling.sets import Extra as Extra"}
+    assert added == {"    from dpopt.modeling.balls import Extra as Extra"}
     assert "dpopt.sets" in _stubs.stale()
 
 
@@ -193,7 +193,7 @@ def test_a_missing_name_says_where_it_is_or_what_was_meant() -> None:
         dp.L2ball  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'$"):
         dp.no_such_name  # noqa: B018
-    assert dp.sets.VertexPolytope is importlib.import_module("dpopt.modeling.sets").VertexPolytope
+    assert dp.sets.VertexPolytope is importlib.import_module("dpopt.modeling.vertex_polytope").VertexPolytope
     assert dp.backends.get is importlib.import_module("dpopt.backends.registry").get
 
 
@@ -252,7 +252,7 @@ def test_public_objects_pickle_by_their_defining_module() -> None:
                 dp.submodular.Cardinality(3), dp.Limit.TIME):
         copy = pickle.loads(pickle.dumps(obj))
         assert type(copy) is type(obj) and type(obj).__module__.startswith("dpopt.")
-    assert pickle.dumps(dp.L2Ball) == pickle.dumps(importlib.import_module("dpopt.modeling.sets").L2Ball)
+    assert pickle.dumps(dp.L2Ball) == pickle.dumps(importlib.import_module("dpopt.modeling.balls").L2Ball)
 
 
 if __name__ == "__main__":  # rewrite the snapshot on purpose

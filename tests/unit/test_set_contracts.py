@@ -31,10 +31,11 @@ from dpopt.compile.submodular_cvxpy import make_problem
 from dpopt.discovery import import_package, subclasses
 from dpopt.errors import BackendCapabilityError, MechanismError, ModelError
 from dpopt.mechanisms.base import SolverNeed
+from dpopt.modeling.balls import L1Ball, L2Ball, LinfBall
+from dpopt.modeling.boxes import Box, NonNegative, Simplex
 from dpopt.modeling.constraint_set import ConstraintSet, Norm
 from dpopt.modeling.intersection import Intersection
 from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
-from dpopt.modeling.sets import Box, L1Ball, L2Ball, LinfBall, NonNegative, Simplex, VertexPolytope
 from dpopt.modeling.structured_sets import GroupL1Ball, HPolytope, NuclearNormBall
 from dpopt.modeling.submodular import (
     CallableSetFunction,
@@ -45,6 +46,7 @@ from dpopt.modeling.submodular import (
     Indicator,
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
+from dpopt.modeling.vertex_polytope import VertexPolytope
 from dpopt.numerics.apg import unsupported_reason
 from dpopt.numerics.prox import composite_prox, prox_supported
 

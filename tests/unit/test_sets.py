@@ -1,4 +1,5 @@
-"""Tests for dpopt.modeling.sets: oracles, projections, geometry and Gaussian widths."""
+"""Tests for the sets of dpopt.modeling.balls, .boxes and .vertex_polytope: oracles, projections,
+geometry and Gaussian widths."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import numpy as np
 import pytest
 
 from dpopt.errors import ModelError
+from dpopt.modeling.balls import L1Ball, L2Ball, LinfBall
+from dpopt.modeling.boxes import Simplex
 from dpopt.modeling.constraint_set import ConstraintSet, GaussianWidth
-from dpopt.modeling.sets import L1Ball, L2Ball, LinfBall, Simplex, VertexPolytope
 from dpopt.modeling.variable import Variable
+from dpopt.modeling.vertex_polytope import VertexPolytope
 
 NORMS = (1, 2, "inf")
 ORD = {1: 1, 2: 2, "inf": np.inf}
