@@ -85,12 +85,12 @@ _EXPORTS = {
     "Problem": "dpopt.modeling.problem",
     "L1Norm": "dpopt.modeling.regularizers",
     "L2Squared": "dpopt.modeling.regularizers",
-    "Binary": "dpopt.modeling.schema",
-    "Categorical": "dpopt.modeling.schema",
-    "Intercept": "dpopt.modeling.schema",
-    "Numeric": "dpopt.modeling.schema",
-    "Fill": "dpopt.modeling.schema",
-    "Schema": "dpopt.modeling.schema",
+    "Binary": "dpopt.modeling.schema.specs",
+    "Categorical": "dpopt.modeling.schema.specs",
+    "Intercept": "dpopt.modeling.schema.specs",
+    "Numeric": "dpopt.modeling.schema.specs",
+    "Fill": "dpopt.modeling.schema.specs",
+    "Schema": "dpopt.modeling.schema.declaration",
     "Box": "dpopt.modeling.boxes",
     "L1Ball": "dpopt.modeling.balls",
     "L2Ball": "dpopt.modeling.balls",
@@ -174,12 +174,12 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.modeling.row_losses import Lookup as Lookup
     from dpopt.modeling.row_losses import Ramp as Ramp
     from dpopt.modeling.row_losses import ScoreIndicator as ScoreIndicator
-    from dpopt.modeling.schema import Binary as Binary
-    from dpopt.modeling.schema import Categorical as Categorical
-    from dpopt.modeling.schema import Fill as Fill
-    from dpopt.modeling.schema import Intercept as Intercept
-    from dpopt.modeling.schema import Numeric as Numeric
-    from dpopt.modeling.schema import Schema as Schema
+    from dpopt.modeling.schema.declaration import Schema as Schema
+    from dpopt.modeling.schema.specs import Binary as Binary
+    from dpopt.modeling.schema.specs import Categorical as Categorical
+    from dpopt.modeling.schema.specs import Fill as Fill
+    from dpopt.modeling.schema.specs import Intercept as Intercept
+    from dpopt.modeling.schema.specs import Numeric as Numeric
     from dpopt.modeling.variable import Variable as Variable
     from dpopt.modeling.zero_one import ZeroOneLoss as ZeroOneLoss
     from dpopt.privacy.ledger import Ledger as Ledger

@@ -32,7 +32,7 @@ other (plug-in) backends
 A backend whose package is not installed is not checked either: using it fails anyway,
 before any charge, with :class:`~dpopt.errors.BackendUnavailableError`.
 
-Unknown names are refused with the closest known names (:func:`dpopt.modeling.schema.did_you_mean`).
+Unknown names are refused with the closest known names (:func:`dpopt.modeling.schema.suggest.did_you_mean`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dpopt.errors import SolverOptionError
-from dpopt.modeling.schema import did_you_mean
+from dpopt.modeling.schema.suggest import did_you_mean
 
 __all__ = [
     "check_solver_options",
@@ -68,7 +68,7 @@ GROUPED_OWN = ("enumerate",)
 
 def suggest(name: str, known: Iterable[str]) -> str:
     """``"; did you mean 'a' or 'b'?"`` for the close matches of ``name`` (empty if none):
-    :func:`dpopt.modeling.schema.did_you_mean`, the one suggestion rule for every public name."""
+    :func:`dpopt.modeling.schema.suggest.did_you_mean`, the one suggestion rule for every public name."""
     return did_you_mean(name, known)
 
 

@@ -56,8 +56,8 @@ from dpopt.modeling.schema import (
     LabelMap,
     Numeric,
     Schema,
-    did_you_mean,
 )
+from dpopt.modeling.schema.suggest import did_you_mean
 
 
 class Link(Protocol):

@@ -14,7 +14,8 @@ import numpy as np
 
 from dpopt.errors import DataError, ModelError
 from dpopt.modeling.norms import norm_order
-from dpopt.modeling.schema import Schema, column_numbers, did_you_mean
+from dpopt.modeling.schema import Schema, column_numbers
+from dpopt.modeling.schema.suggest import did_you_mean
 
 __all__ = [
     "as_finite_array",

@@ -24,7 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpopt.errors import DataError, ModelError
 from dpopt.modeling.norms import norm_order
-from dpopt.modeling.schema import UNSEEN_POLICIES, Intercept, Schema, did_you_mean
+from dpopt.modeling.schema import UNSEEN_POLICIES, Intercept, Schema
+from dpopt.modeling.schema.suggest import did_you_mean
 
 try:
     from sklearn.utils.validation import validate_data as _validate
