@@ -143,6 +143,10 @@ class DPEstimatorBase(BaseEstimator):
 
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {}
     _requires_schema: ClassVar[bool] = False
+    #: whether ``mechanism="auto"`` is accepted (the subclass implements :meth:`_auto`)
+    _has_auto: ClassVar[bool] = False
+    #: the mechanisms the automatic choice picks, as the refusal of a misplaced option names them
+    _auto_names: ClassVar[str] = ""
     #: classifiers: coef_ of shape (1, d) and intercept_ of shape (1,), as scikit-learn's
     _coef_2d: ClassVar[bool] = False
 
@@ -168,12 +172,16 @@ class DPEstimatorBase(BaseEstimator):
         return type(self)(**{k: clone(v, safe=False) for k, v in params.items()}, ledger=ledger)
 
     # ---- public checks (no data) ----------------------------------------------------------
-    def _check_public(self) -> tuple[type[Mechanism], dict[str, Any]]:
-        """Every check that needs no data; the mechanism class and its options."""
-        name = self._mechanism_name()
-        if name not in self._mechanisms:
-            known = ["auto", *self._mechanisms] if self._auto() is not None else list(self._mechanisms)
-            close = difflib.get_close_matches(str(self.mechanism), known, n=1)
+    def _check_public(self) -> dict[str, Any]:
+        """Every check that needs no data, once per fit; the mechanism's options.
+
+        The mechanism's name is checked here; the automatic choice is made once, where its
+        public facts are known (:meth:`_choice`).
+        """
+        name = str(self.mechanism)
+        if name not in self._mechanisms and not (name == "auto" and self._has_auto):
+            known = ["auto", *self._mechanisms] if self._has_auto else list(self._mechanisms)
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise MechanismError(f"unknown mechanism {self.mechanism!r} for {type(self).__name__}: use one of "
                                  f"{', '.join(map(repr, known))}{hint}")
@@ -200,26 +208,42 @@ class DPEstimatorBase(BaseEstimator):
             raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {self.unseen!r}")
         check_random_state_type(self.random_state)
         self._check_settings()
-        return self._mechanisms[name], dict(options or {})
+        return dict(options or {})
 
-    def _auto(self, delta: float | None = None) -> tuple[str, str] | None:
-        """``mechanism="auto"``: (the mechanism's name, the rule that chose it) from public facts
-        only (the settings and declarations; ``delta`` the run's δ when it is not the estimator's,
-        as for a :class:`~dpopt.sklearn.DPSearchCV` candidate), or None when the estimator has
-        no automatic choice."""
-        return None
+    def _auto(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[str, str]:
+        """``mechanism="auto"`` (estimators with ``_has_auto``): (the mechanism's name, the rule
+        that chose it) from public facts only: the settings and declarations, the run's ε and δ
+        (a :class:`~dpopt.sklearn.DPSearchCV` candidate's own) and, when given, the encoded
+        table's public shape (``data``; its values are never read)."""
+        raise NotImplementedError
 
-    def _effective_delta(self, delta: float | None) -> float | None:
-        """The δ the automatic choice reads: the run's, else the declared one (None: 1/n² > 0)."""
-        return delta if delta is not None else (None if self.delta is None else float(self.delta))
+    def _choice_facts(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[Any, ...]:
+        """Every public fact :meth:`_auto` and :meth:`_check_choice` read (subclasses extend it):
+        the choice is made once per set of facts."""
+        return ()
 
-    def _mechanism_name(self, delta: float | None = None) -> str:
-        """The mechanism a fit uses: the declared one, or the automatic choice for ``"auto"``."""
-        if self.mechanism == "auto":
-            chosen = self._auto(delta)
-            if chosen is not None:
-                return chosen[0]
-        return str(self.mechanism)
+    def _choice(self, data: Dataset | None = None, epsilon: float | None = None,
+                delta: float | None = None) -> tuple[str, str]:
+        """The mechanism of this run and why (``"declared"`` or the automatic rule), checked
+        against the settings by :meth:`_check_choice`.
+
+        Made once per fit: the result is kept with the public facts it read
+        (:meth:`_choice_facts`), and a later call on the same facts (the settings check before
+        the data, then the build after the encoding) returns it.  New facts — classes read from
+        ``y``, a search candidate's budget — make a new choice.
+        """
+        eps = float(self.epsilon) if epsilon is None else float(epsilon)
+        key = (self.mechanism, self._choice_facts(data, eps, delta))
+        kept = getattr(self, "_kept_choice", None)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        choice = self._auto(data, eps, delta) if self.mechanism == "auto" else (str(self.mechanism), "declared")
+        self._check_choice(choice[0])
+        self._kept_choice = (key, choice)
+        return choice
+
+    def _check_choice(self, name: str) -> None:
+        """Checks of the settings against the mechanism a run uses (subclasses)."""
 
     def _check_settings(self) -> None:
         """Estimator-specific public checks (subclasses)."""
@@ -269,16 +293,16 @@ class DPEstimatorBase(BaseEstimator):
         return self._table(X)
 
     def _design(self, features: Any) -> np.ndarray:
-        """The design matrix: rows mapped onto the declarations (schema or x_bound), intercept included."""
-        order = norm_order(self.x_norm)
+        """The design matrix: rows mapped onto the declarations (schema or x_bound), intercept included.
+
+        Rows are clipped once: without a schema to ``x_bound`` before the constant-1 column is
+        appended, which keeps ‖(x, 1)‖ within the declared row bound (:func:`_with_unit`).
+        """
         if self.schema is not None:
             return clip_rows(self._schema.encode(features, unseen=self.unseen), self._row_bound(), self.x_norm)
         assert self.x_bound is not None
         D = clip_rows(np.asarray(features, dtype=np.float64), float(self.x_bound), self.x_norm)
-        if self.fit_intercept:
-            D = np.hstack([D, np.ones((D.shape[0], 1))])
-        return clip_rows(D, _with_unit(float(self.x_bound), order) if self.fit_intercept else float(self.x_bound),
-                         self.x_norm)
+        return np.hstack([D, np.ones((D.shape[0], 1))]) if self.fit_intercept else D
 
     def _names(self) -> tuple[str, ...]:
         """Public names of the design's columns (empty when the input had none)."""
@@ -365,16 +389,14 @@ class DPEstimatorBase(BaseEstimator):
             NaN, ...), before any charge.
         """
         self._classes_read = 0  # a previous fit's label set decides nothing for this one
-        self._check_public()
+        options = self._check_public()  # the only settings check of this fit: the build below assumes it
         data = self._encode(X, y)
         query, wording = declared_counts(self, X, y, data.n)  # private diagnostics (dpopt.sklearn.diagnostics)
         model_epsilon, counts_epsilon = split_budget(float(self.epsilon)) if query.names else (None, 0.0)
-        mechanism, problem = self._mechanism_and_problem(data, epsilon=model_epsilon)
+        mechanism, problem, (self.mechanism_, self.mechanism_rule_) = self._build(data, options,
+                                                                                  epsilon=model_epsilon)
         if query.names:
             mechanism = WithDiagnostics(mechanism, DiagnosticCounts(counts_epsilon), query)
-        chosen = self._auto() if self.mechanism == "auto" else None
-        self.mechanism_ = self._mechanism_name()
-        self.mechanism_rule_ = chosen[1] if chosen is not None else "declared"
         try:
             release = mechanism.run(problem, solver=self.solver, seed=self._seed())
         except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
@@ -398,14 +420,25 @@ class DPEstimatorBase(BaseEstimator):
 
     def _mechanism_and_problem(self, data: Dataset, *, epsilon: float | None = None, delta: float | None = None,
                                ledger: Ledger | None = None) -> tuple[Mechanism, Any]:
-        """The mechanism this estimator's settings build, and its problem on ``data``.
+        """The mechanism this estimator's settings build, and its problem on ``data``, for an
+        estimator whose settings :meth:`_check_public` has accepted (:meth:`_build`)."""
+        mechanism, problem, _ = self._build(data, dict(self.mechanism_options or {}), epsilon=epsilon, delta=delta,
+                                            ledger=ledger)
+        return mechanism, problem
 
-        Public facts only (the settings, n): nothing is charged and no data value is read.
+    def _build(self, data: Dataset, options: dict[str, Any], *, epsilon: float | None = None,
+               delta: float | None = None, ledger: Ledger | None = None) -> tuple[Mechanism, Any, tuple[str, str]]:
+        """The mechanism, its problem on ``data`` and the choice (name, rule), built once per run.
+
+        Public facts only (the settings, n, d): nothing is charged and no data value is read.
+        The settings are not checked again: :meth:`_check_public` has accepted them.
 
         Parameters
         ----------
         data : Dataset
             The encoded table (:meth:`_encode`).
+        options : dict
+            The mechanism's options (:meth:`_check_public`).
         epsilon, delta : float, optional
             Override the estimator's budget (:class:`~dpopt.sklearn.DPSearchCV` builds every
             candidate with the per-candidate budget); default the estimator's (δ None: 1/n²).
@@ -414,16 +447,21 @@ class DPEstimatorBase(BaseEstimator):
 
         Returns
         -------
-        (Mechanism, Problem)
+        (Mechanism, Problem, (str, str))
         """
-        mechanism_class, options = self._check_public()
         eps = float(self.epsilon) if epsilon is None else float(epsilon)
-        if delta is not None and self.mechanism == "auto":  # the run's δ (a search candidate's) decides
-            mechanism_class = self._mechanisms[self._mechanism_name(float(delta))]
-        if delta is None:
-            delta = default_delta(data.n) if self.delta is None else float(self.delta)
-        mechanism = mechanism_class(eps, delta, ledger=self.ledger if ledger is None else ledger, **options)
-        return mechanism, self._problem(data)
+        dlt = float(delta) if delta is not None else (default_delta(data.n) if self.delta is None
+                                                      else float(self.delta))
+        name, rule = self._choice(data, eps, dlt)
+        try:
+            mechanism = self._mechanisms[name](eps, dlt, ledger=self.ledger if ledger is None else ledger, **options)
+        except TypeError as exc:  # an option of the other mechanism (before any charge)
+            if self.mechanism != "auto" or "unexpected keyword argument" not in str(exc):
+                raise
+            raise MechanismError(f"mechanism_options {sorted(options)} do not apply to {name!r}, which "
+                                 f"mechanism='auto' chose from this run's public facts; name the mechanism they are for "
+                                 f"({self._auto_names})") from None
+        return mechanism, self._problem(data), (name, rule)
 
     def _outputs(self) -> int:
         """k, the number of linear outputs of the fitted model (1 but for multinomial models)."""

@@ -222,6 +222,8 @@ class DPLogisticRegression(DPClassifierBase):
 
     #: "one-vs-rest": k binary objective-perturbation fits of ε/k (declared classes only)
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {**CONVEX_MECHANISMS, "one-vs-rest": ObjectivePerturbation}
+    _has_auto = True
+    _auto_names = "mechanism='dp-gd' or 'objective-perturbation'"
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
                  mechanism: str = "auto", loss: str = "logistic", alpha: float = 0.0,
@@ -257,6 +259,22 @@ class DPLogisticRegression(DPClassifierBase):
         _check_radius_alpha(self.radius, self.alpha)
         check_coefficient_settings(self.positive, self.bounds)
         self._check_classes()
+        if self.mechanism == "one-vs-rest" and self._declared_classes() is None:
+            raise ModelError("mechanism='one-vs-rest' splits the budget over the classes: declare classes=[...]")
+        if self._class_count() > 0:  # k is known (declared): the choice is checked before the data; classes read from y
+            self._choice()  # are known after the encoding, where the build makes the choice
+
+    def _zero_delta(self, delta: float | None) -> bool:
+        """Whether the run's δ (``delta``, else the declared one; None: 1/n² > 0) is 0."""
+        run_delta = delta if delta is not None else self.delta
+        return run_delta is not None and float(run_delta) == 0.0
+
+    def _choice_facts(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[Any, ...]:
+        return (self._class_count(), self._zero_delta(delta), self._zero_delta(None), self.solver != "auto")
+
+    def _check_choice(self, name: str) -> None:
+        """The checks that read k and the mechanism (before the data when k is declared, else
+        after the encoding has read the classes from ``y``)."""
         k = self._class_count()
         if k > 2 and self.loss != "logistic":
             if self._declared_classes() is None:  # read from y: scikit-learn's wording for a binary-only estimator
@@ -264,9 +282,6 @@ class DPLogisticRegression(DPClassifierBase):
                                  "target is multiclass; use loss='logistic' (the multinomial logistic loss)")
             raise ModelError(f"{k} classes need loss='logistic' (the multinomial logistic loss); "
                              f"{self.loss!r} is binary")
-        name = self._mechanism_name()
-        if name == "one-vs-rest" and self._declared_classes() is None:
-            raise ModelError("mechanism='one-vs-rest' splits the budget over the classes: declare classes=[...]")
         if k > 2 and name in ("dp-gd", "dp-sgd") and self.delta is not None and float(self.delta) == 0.0:
             raise MechanismError(f"δ = 0 with {k} classes: the multinomial model ({name!r}) needs δ > 0; use "
                                  "mechanism='one-vs-rest' (k objective-perturbation fits of ε/k, pure ε-DP) or "
@@ -278,14 +293,14 @@ class DPLogisticRegression(DPClassifierBase):
                                  f"one of {', '.join(map(repr, able))} (or mechanism='auto'), or "
                                  "dpopt.sklearn.DPOneVsRestClassifier (one binary fit per class)")
 
-    def _auto(self, delta: float | None = None) -> tuple[str, str]:
-        """The mechanism of ``mechanism="auto"`` from public facts (classes, solver; see
+    def _auto(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[str, str]:
+        """The mechanism of ``mechanism="auto"`` from public facts (classes, δ, solver; see
         docs/choosing.md for the measurements behind the rule)."""
         k = self._class_count()
         if k > 2:
             return "dp-gd", (f"{k} classes: the multinomial loss by DP-GD, one charge (one-vs-rest with independent "
                              "noise per class was far less accurate wherever measured)")
-        if self._effective_delta(delta) == 0.0:
+        if self._zero_delta(delta):
             return "objective-perturbation", "δ = 0: pure ε-DP, objective perturbation (DP-GD needs δ > 0)"
         if self.solver != "auto":
             return "objective-perturbation", "an explicit solver: objective perturbation, the mechanism that calls one"
@@ -381,6 +396,8 @@ class DPRidge(DPRegressorBase):
     """
 
     _mechanisms: ClassVar[dict[str, type[Mechanism]]] = {**CONVEX_MECHANISMS, "adassp": AdaSSP}
+    _has_auto = True
+    _auto_names = "mechanism='dp-gd' or 'adassp'"
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *,
                  mechanism: str = "auto", alpha: float = 0.01, radius: float | None = None,
@@ -413,40 +430,25 @@ class DPRidge(DPRegressorBase):
         check_coefficient_settings(self.positive, self.bounds)
         self._check_y_bound()
 
-    def _auto(self, delta: float | None = None) -> tuple[str, str]:
+    def _choice_facts(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[Any, ...]:
+        shape = None if data is None else (data.n, data.n_features, float(data.x_bound_in(2)))
+        return (shape, epsilon, delta, self.delta, self.solver, self.positive, self.bounds is not None)
+
+    def _auto(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[str, str]:
         """The mechanism of ``"auto"`` from public facts: objective perturbation for δ = 0 or a
-        named solver, else :func:`regression_rule` on the run's n, d, B, ε and δ (AdaSSP before
-        the data's shape is known)."""
-        if self._effective_delta(delta) == 0.0:
+        named solver, else :func:`regression_rule` on the run's n, d, B, ε and δ."""
+        run_delta = delta if delta is not None else (None if self.delta is None else float(self.delta))
+        if run_delta == 0.0:
             return "objective-perturbation", "δ = 0: pure ε-DP, objective perturbation (AdaSSP needs δ > 0)"
         if self.solver != "auto":
             return "objective-perturbation", "an explicit solver: objective perturbation, the mechanism that calls one"
-        facts = getattr(self, "_run_facts", None)
-        if facts is None:  # before the data's shape is read: the name only has to be valid
-            return "adassp", "linear regression: AdaSSP until n and d are known"
-        n, d, bound, epsilon = facts
-        eps = float(self.epsilon) if epsilon is None else float(epsilon)
-        dlt = self._effective_delta(delta)
-        name, rule = regression_rule(n, d, bound, eps, default_delta(n) if dlt is None else dlt)
+        assert data is not None  # the rule reads the table's public shape: chosen after the encoding
+        name, rule = regression_rule(data.n, data.n_features, float(data.x_bound_in(2)), epsilon,
+                                     default_delta(data.n) if run_delta is None else run_delta)
         if name == "adassp" and (self.positive or self.bounds is not None):
             return "dp-gd", ("coefficient constraints (positive/bounds): DP-GD, which projects onto them "
                              "(AdaSSP takes no constraint but an ℓ2 ball)")
         return name, rule
-
-    def _mechanism_and_problem(self, data: Dataset, *, epsilon: float | None = None, delta: float | None = None,
-                               ledger: Ledger | None = None) -> tuple[Mechanism, Any]:
-        """As :meth:`DPEstimatorBase._mechanism_and_problem`; ``"auto"`` reads the run's public
-        n, d, row bound and ε (a :class:`~dpopt.sklearn.DPSearchCV` candidate's own budget)."""
-        self._run_facts = (data.n, data.n_features, float(data.x_bound_in(2)), epsilon)
-        try:
-            return super()._mechanism_and_problem(data, epsilon=epsilon, delta=delta, ledger=ledger)
-        except TypeError as exc:  # an option of the other mechanism (before any charge)
-            if self.mechanism != "auto" or "unexpected keyword argument" not in str(exc):
-                raise
-            chosen = self._mechanism_name(None if delta is None else float(delta))
-            raise MechanismError(f"mechanism_options {sorted(self.mechanism_options or {})} do not apply to "
-                                 f"{chosen!r}, which mechanism='auto' chose for this n, d and ε; name the "
-                                 "mechanism they are for (mechanism='dp-gd' or 'adassp')") from None
 
     def _problem(self, data: Dataset) -> Problem:
         theta = Variable(data.n_features)

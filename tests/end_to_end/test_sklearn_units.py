@@ -116,7 +116,7 @@ def test_the_auto_choice_and_its_charge_read_no_data_value(make, monkeypatch):
     hidden_data = hidden._encode(X, labels)  # the encoding and the loss map rows one by one, before hiding
     hidden_mech, hidden_problem = hidden._mechanism_and_problem(hidden_data)
     reads = hide_data_values(monkeypatch)
-    assert hidden._auto() == est._auto()
+    assert hidden._auto(hidden_data, 1.0, None) == est._auto(data, 1.0, None)
     assert run_to_charge(hidden_mech, hidden_problem) == seen and not reads
 
 
