@@ -176,8 +176,9 @@ class DPEstimatorBase(BaseEstimator):
         """Every check that needs no data, once per fit; the mechanism's options.
 
         The mechanism's name is checked here; the automatic choice is made once, where its
-        public facts are known (:meth:`_choice`).
+        public facts are known (:meth:`_choice`); a choice kept from an earlier check is dropped.
         """
+        self._kept_choice: tuple[Any, tuple[str, str]] | None = None
         name = str(self.mechanism)
         if name not in self._mechanisms and not (name == "auto" and self._has_auto):
             known = ["auto", *self._mechanisms] if self._has_auto else list(self._mechanisms)
@@ -227,10 +228,10 @@ class DPEstimatorBase(BaseEstimator):
         """The mechanism of this run and why (``"declared"`` or the automatic rule), checked
         against the settings by :meth:`_check_choice`.
 
-        Made once per fit: the result is kept with the public facts it read
-        (:meth:`_choice_facts`), and a later call on the same facts (the settings check before
-        the data, then the build after the encoding) returns it.  New facts — classes read from
-        ``y``, a search candidate's budget — make a new choice.
+        Made once per fit: from :meth:`_check_public` (which drops it) on, the result is kept
+        with the public facts it read (:meth:`_choice_facts`), and a later call on the same facts
+        (the settings check before the data, then the build after the encoding) returns it.
+        New facts — classes read from ``y``, a search candidate's budget — make a new choice.
         """
         eps = float(self.epsilon) if epsilon is None else float(epsilon)
         key = (self.mechanism, self._choice_facts(data, eps, delta))

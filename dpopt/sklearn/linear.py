@@ -261,8 +261,8 @@ class DPLogisticRegression(DPClassifierBase):
         self._check_classes()
         if self.mechanism == "one-vs-rest" and self._declared_classes() is None:
             raise ModelError("mechanism='one-vs-rest' splits the budget over the classes: declare classes=[...]")
-        if self._class_count() > 0:  # k is known (declared): the choice is checked before the data; classes read from y
-            self._choice()  # are known after the encoding, where the build makes the choice
+        if self._class_count() > 0:  # k known (declared): the choice is checked before the data; classes
+            self._choice()  # read from y are known after the encoding, where the build makes the choice
 
     def _zero_delta(self, delta: float | None) -> bool:
         """Whether the run's δ (``delta``, else the declared one; None: 1/n² > 0) is 0."""
@@ -270,7 +270,8 @@ class DPLogisticRegression(DPClassifierBase):
         return run_delta is not None and float(run_delta) == 0.0
 
     def _choice_facts(self, data: Dataset | None, epsilon: float, delta: float | None) -> tuple[Any, ...]:
-        return (self._class_count(), self._zero_delta(delta), self._zero_delta(None), self.solver != "auto")
+        return (self._class_count(), self._zero_delta(delta), self._zero_delta(None), self.solver != "auto",
+                self.loss, self._declared_classes() is None)
 
     def _check_choice(self, name: str) -> None:
         """The checks that read k and the mechanism (before the data when k is declared, else

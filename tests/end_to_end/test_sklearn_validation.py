@@ -105,3 +105,13 @@ def test_a_second_fit_checks_again(monkeypatch):
     assert counts["_check_public"] == 1 and counts["_auto"] == 1
     with pytest.raises(dp.errors.MechanismError, match="needs δ > 0"):
         est.set_params(classes=[0, 1, 2], mechanism="dp-gd").fit(X, np.digitize(X[:, 0], [-0.3, 0.3]))
+
+
+def test_a_setting_changed_after_a_fit_is_checked():
+    """The choice is kept from the settings check to the build only: a setting changed after a
+    fit (a binary loss for k = 3 declared classes) is refused by the next fit, before the data."""
+    X, _, classes = _table()
+    est = DPLogisticRegression(1.0, x_bound=3, classes=[0, 1, 2], random_state=0, ledger=dp.Ledger(100.0))
+    est.fit(X, classes)
+    with pytest.raises(dp.errors.ModelError, match="need loss='logistic'"):
+        est.set_params(loss="smoothed-hinge").fit(X, classes)
