@@ -54,6 +54,8 @@ class ExecutorSettings:
     executor: str = "inprocess"
     scheduler: str | None = None
     workers: int | None = None
+    #: True for a default dpopt chose (not the user): if its pool cannot start, the run stays in-process
+    fallback: bool = False
 
 
 @dataclass(frozen=True)

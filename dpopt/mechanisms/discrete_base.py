@@ -53,6 +53,7 @@ mechanism, or ``verify = false`` in a solver profile, turns it off.
 from __future__ import annotations
 
 import math
+import os
 import time
 from abc import abstractmethod
 from collections.abc import Iterable
@@ -66,7 +67,7 @@ from dpopt.backends.auto_discrete import choose_discrete
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import GridCheck
 from dpopt.backends.domain_check import check_nonempty
-from dpopt.backends.profiles import SolverProfile, merge_options, resolve
+from dpopt.backends.profiles import ExecutorSettings, SolverProfile, merge_options, resolve
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.backends.verify import (
     Verifier,
@@ -99,6 +100,27 @@ LIMIT_NOTE = ("a time or node limit was set: the (ε, δ) guarantee holds only i
 
 #: ``parameters["verifier_rule"]`` of a release whose cross-verification was turned off
 VERIFY_OFF = "off (verify=False, or verify = false in the solver profile)"
+
+
+#: the grouped oracle spreads its point MIPs over local processes by default from this many rows
+PARALLEL_MIN_ROWS = 10_000
+
+
+def parallel_default(profile: SolverProfile, backend: str, template: DiscreteProblem) -> SolverProfile:
+    """``profile`` with a two-process pool for the grouped oracle's point MIPs, when the user set none.
+
+    Public facts only: the backend (``highs-grouped``), n ≥ :data:`PARALLEL_MIN_ROWS` and a machine
+    with at least two cores.  Measured on the full balanced Adult (n = 15,682, ε = 1, 2 cores): a
+    verified OPDisc call took 34.8 s against 66.9 s in-process on its slowest draw (seed 2) and
+    26.1 s against 47.3 s on seed 1, the same releases; at n = 4,000 a call takes 3–8 s in-process,
+    where starting a pool would not pay.  A pool that cannot start (a script without a
+    ``__main__`` guard) leaves the run in-process (``ExecutorSettings.fallback``), before the charge.
+    """
+    if profile.executor is not None or backend != "highs-grouped" or template.n < PARALLEL_MIN_ROWS:
+        return profile
+    if (os.cpu_count() or 1) < 2:
+        return profile
+    return replace(profile, executor=ExecutorSettings("processes", workers=2, fallback=True))
 
 
 @dataclass(frozen=True)
@@ -193,6 +215,7 @@ class DiscreteMechanism(Mechanism):
             choice = choose_discrete(template)
             solver, rule = choice.backend, choice.reason
         backend, profile = resolve(solver, template)
+        profile = parallel_default(profile, backend.name, template)
         version = backend.require()
         backend.check(template)
         options = merge_options(profile, time_limit=time_limit, threads=threads)

@@ -143,10 +143,12 @@ def run_private(mechanism: Budgeted, work: Callable[[np.random.Generator], Outco
     pool, owned = _executor_for(executor, solver)
     try:
         pool.start()  # before the charge: a pool that cannot start costs nothing
-    except BaseException:
+    except BaseException as exc:
         if owned:
             pool.close()
-        raise
+        if not (isinstance(exc, Exception) and _is_fallback(executor, solver)):
+            raise
+        pool, owned = current_executor(), False  # dpopt's own default pool: the run stays in-process
     rng, seed_info = make_rng(seed)
     closing = pool if owned else nullcontext(pool)  # close only what this run started
     with closing, mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
@@ -167,6 +169,14 @@ def run_private(mechanism: Budgeted, work: Callable[[np.random.Generator], Outco
         oracle_calls=outcome.calls, seed=seed_info, private=outcome.private, problem=problem,
         notes=(*notes, *outcome.notes), feature_names=tuple(feature_names), diagnostics=diagnostics,
     )
+
+
+def _is_fallback(executor: Any, solver: Any) -> bool:
+    """Whether the run's pool is a default dpopt chose (``ExecutorSettings.fallback``), not the user's."""
+    if executor is not None:
+        return False
+    settings = profile_executor(solver)
+    return bool(settings is not None and settings.fallback)
 
 
 def _executor_for(executor: Any, solver: Any) -> tuple[Executor, bool]:

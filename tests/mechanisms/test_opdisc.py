@@ -252,3 +252,49 @@ def test_opdisc_mutation_with_half_the_noise_breaks_the_proof_coupling():
 
     assert _shift_coupling_failures(dp.OPDisc(4.0, 1e-3), 4000, seed=0) == 0
     assert _shift_coupling_failures(Half(4.0, 1e-3), 4000, seed=0) >= 1
+
+
+def test_the_grouped_oracle_runs_on_two_processes_by_default_from_public_facts(monkeypatch):
+    """highs-grouped with n ≥ PARALLEL_MIN_ROWS on a machine with two cores gets a two-process pool
+    (a fallback default); fewer rows, one core, another backend or the user's own executor: none."""
+    from dpopt.backends.profiles import ExecutorSettings, SolverProfile
+    from dpopt.mechanisms import discrete_base
+    from dpopt.mechanisms.discrete_base import PARALLEL_MIN_ROWS, parallel_default
+
+    class Sized:  # the rule reads n only (public under replace-one)
+        def __init__(self, n):
+            self.n = n
+
+    monkeypatch.setattr(discrete_base.os, "cpu_count", lambda: 2)
+    plain = SolverProfile("highs-grouped")
+    chosen = parallel_default(plain, "highs-grouped", Sized(PARALLEL_MIN_ROWS))
+    assert chosen.executor == ExecutorSettings("processes", workers=2, fallback=True)
+    assert parallel_default(plain, "highs-grouped", Sized(PARALLEL_MIN_ROWS - 1)).executor is None
+    assert parallel_default(plain, "highs", Sized(10 * PARALLEL_MIN_ROWS)).executor is None
+    own = SolverProfile("highs-grouped", executor=ExecutorSettings("inprocess"))
+    assert parallel_default(own, "highs-grouped", Sized(PARALLEL_MIN_ROWS)) is own
+    monkeypatch.setattr(discrete_base.os, "cpu_count", lambda: 1)
+    assert parallel_default(plain, "highs-grouped", Sized(PARALLEL_MIN_ROWS)).executor is None
+
+
+def test_a_default_pool_that_cannot_start_leaves_the_run_in_process(monkeypatch):
+    """dpopt's own default pool failing to start (a script without a __main__ guard) costs nothing and
+    the run releases in-process; the user's explicit executor failing still refuses, before the charge."""
+    from dpopt.backends.profiles import ExecutorSettings, SolverProfile
+    from dpopt.errors import ExecutorError
+    from dpopt.executors import ProcessExecutor
+
+    def broken(self):
+        raise ExecutorError("the process pool could not start")
+
+    monkeypatch.setattr(ProcessExecutor, "start", broken)
+    d0, _ = _pair()
+    fallback = SolverProfile("bruteforce", executor=ExecutorSettings("processes", workers=2, fallback=True))
+    ledger = dp.Ledger()
+    release = dp.OPDisc(1.0, 1e-3, ledger=ledger).run(_problem(d0), solver=fallback, seed=0)
+    assert release.private and ledger.spent == (1.0, 1e-3)
+    explicit = SolverProfile("bruteforce", executor=ExecutorSettings("processes", workers=2))
+    ledger = dp.Ledger()
+    with pytest.raises(ExecutorError):
+        dp.OPDisc(1.0, 1e-3, ledger=ledger).run(_problem(d0), solver=explicit, seed=0)
+    assert ledger.spent == (0.0, 0.0)
