@@ -14,7 +14,6 @@ over the auxiliaries at each k: |min F(k, ·) − Q f(k)| ≤ E.  Enforced rows 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -25,14 +24,20 @@ from dpopt.compile.mip_cpsat import (
     FP_SAFETY,
     MAX_SCALED_OBJECTIVE,
     MAX_TABLE,
+    CpSatProgram,
     RoundedObjective,
 )
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
 
-class GeneralCpSatProgram:
-    """A DiscreteProblem with a RowLoss compiled once into a CP-SAT base model (module docstring)."""
+class GeneralCpSatProgram(CpSatProgram):
+    """A DiscreteProblem with a RowLoss compiled once into a CP-SAT base model (module docstring).
+
+    It has its own model, objective terms and exact objective; the models to solve
+    (:meth:`minimize_model`, :meth:`excluded_model`), reading a solution and the bound on the
+    normalization's rounding are the 0/1 program's (:class:`~dpopt.compile.mip_cpsat.CpSatProgram`).
+    """
 
     def __init__(self, problem: DiscreteProblem) -> None:
         from ortools.sat.python import cp_model
@@ -68,11 +73,6 @@ class GeneralCpSatProgram:
         """Loss terms of the model (for the backend's subsolver choice: a public size)."""
         return len(self.cost_vars)
 
-    def _eta(self, eta: np.ndarray | None) -> np.ndarray:
-        if eta is None:
-            return np.zeros(self.problem.noise_size)
-        return np.asarray(self.problem.with_eta(eta).eta)
-
     def rounded(self, eta: np.ndarray | None, *, scale: int | None = None) -> RoundedObjective:
         """The integer objective F for ``eta`` and its error bound E (module docstring)."""
         eta = self._eta(eta)
@@ -105,7 +105,7 @@ class GeneralCpSatProgram:
                + float(np.abs(B - Qb) @ kmax) + float(np.abs(G - Qg).max(initial=0.0))
                + sum(float(np.abs(Li - Q * row).max(initial=0.0)) for Li, row in zip(L, lev, strict=True)))
         if np.any(eta):
-            err += FP_SAFETY * Q * M + Q * abs(a) / self.D * _sqrt_discrepancy(self.tau, self.D, self.d, self.s_max)
+            err += FP_SAFETY * Q * M + Q * abs(a) / self.D * self._sqrt_discrepancy(t)
         return RoundedObjective(scale=Q, loss_coef=[int(v) for v in C], constant=int(C0),
                                 k_coef=[-int(v) for v in B], table=[int(v) for v in G], error=float(err),
                                 level_tables=[[int(v) for v in row] for row in L])
@@ -127,25 +127,6 @@ class GeneralCpSatProgram:
             expr = expr + lv
         return m, expr
 
-    def minimize_model(self, ro: RoundedObjective) -> Any:
-        m, expr = self._with_objective_terms(ro)
-        m.minimize(expr)
-        return m
-
-    def excluded_model(self, ro: RoundedObjective, exclude: list[tuple[int, ...]]) -> Any:
-        m, expr = self._with_objective_terms(ro)
-        m.minimize(expr)
-        if exclude:
-            k = [m.get_int_var_from_proto_index(v.index) for v in self.k]
-            m.add_forbidden_assignments(k, [tuple(int(v) for v in t) for t in exclude])
-        return m
-
-    def k_of(self, solver: Any) -> np.ndarray:
-        return np.array([solver.value(v) for v in self.k], dtype=np.int64)
-
-    def w_of(self, k: np.ndarray) -> np.ndarray:
-        return self.tau * np.asarray(k, dtype=np.float64)
-
     def objective(self, k: np.ndarray, eta: np.ndarray | None) -> float:
         """The exact loss at integer ``k`` plus the η terms as :meth:`DiscreteProblem.objectives` computes them."""
         eta = self._eta(eta)
@@ -153,18 +134,6 @@ class GeneralCpSatProgram:
         if np.any(eta):
             val += float(self.problem.with_eta(eta).perturbation_values(self.w_of(k)[None, :])[0])
         return val
-
-
-def _sqrt_discrepancy(tau: float, D: float, d: int, s_max: int) -> float:
-    """Bound on |√(D² − τ²t) − √(D² − float Σ (τk_j)²)| (zero when τ is a power of two; CpSatProgram's rule)."""
-    if math.frexp(tau)[0] == 0.5 and tau * tau * s_max < 2.0**52:
-        return 0.0
-    t = np.arange(s_max + 1, dtype=np.float64)
-    eps = (2 * d + 8) * 2.0**-53 * (D * D + tau * tau * t)
-    radicand = np.maximum(D * D - tau * tau * t, 0.0)
-    with np.errstate(divide="ignore"):
-        bound = np.minimum(np.sqrt(eps), np.where(radicand > 0, eps / np.sqrt(radicand), np.inf))
-    return float(bound.max())
 
 
 def compile_general_cpsat(problem: DiscreteProblem) -> GeneralCpSatProgram:
