@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dpopt.compile.discrete_ir import LinearIR, Row, build_ir
+from dpopt.compile.mip_pyomo import load_noise
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
@@ -84,19 +85,7 @@ class GeneralPyomoProgram:
 
     def set_eta(self, eta: np.ndarray | None) -> None:
         """Put a new noise vector into the model's mutable parameters (no rebuild)."""
-        p = self.problem.with_eta(eta)
-        c, a, table = p.linear_terms()
-        tau = float(p.domain.step)
-        m = self.model
-        for j in range(p.dim):
-            m.kc[j].set_value(float(tau * c[j]))
-        m.normc.set_value(float(a))
-        if table is not None:
-            klow = int(p.domain.klow)
-            for j, levels in enumerate(self.ir.u):
-                for v in levels:
-                    m.lev[j, v].set_value(float(table[j, v - klow]))
-        self._eta = np.zeros(p.noise_size) if eta is None else np.asarray(p.eta).copy()
+        self._eta = load_noise(self.model, self.problem, eta)
 
     def current_problem(self) -> DiscreteProblem:
         return self.problem.with_eta(self._eta.copy())

@@ -74,13 +74,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpopt.compile.mip_pyomo import (
-    MAX_COEFFICIENT,
-    achievable_square_sums,
-    l2_cap,
-    loss_resolution,
-    norm_limit,
-)
+from dpopt.compile.discrete_ir import achievable_norms, norm_limit
+from dpopt.compile.mip_pyomo import MAX_COEFFICIENT, l2_cap, loss_resolution
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.schema import Schema
@@ -261,7 +256,7 @@ def declared_size(problem: DiscreteProblem, S: np.ndarray) -> DeclaredSize:
     points = _enumerated_points(int(S.size), klow, khigh, tmax).shape[0]
     groups = min(problem.loss.data.n, schema.value_count(C.tolist())) if C.size else 1
     width = _score_range(schema, C, beta, kmax, tmax)
-    t_count = int(achievable_square_sums(int(C.size), klow, khigh, tmax).size)
+    t_count = int(achievable_norms(np.full(C.size, klow), np.full(C.size, khigh), tmax).size)
     columns = int(C.size) * (khigh - klow + 1) + groups * width + t_count
     return DeclaredSize(points=int(points), groups=int(groups), score_range=width, columns=int(columns),
                         s_bound=sum(beta[j] for j in S.tolist()) * kmax,
@@ -347,7 +342,7 @@ def compile_grouped(problem: DiscreteProblem, enumerate: str | Sequence[int] = "
     l2cap = l2_cap(np.linalg.norm(patterns.astype(np.float64), axis=1), math.sqrt(tmax))
     cmin = np.maximum(np.minimum(patterns * klow, patterns * khigh).sum(axis=1), -l2cap).astype(np.int64)
     cmax = np.minimum(np.maximum(patterns * klow, patterns * khigh).sum(axis=1), l2cap).astype(np.int64)
-    t_values = achievable_square_sums(int(C.size), klow, khigh, tmax)
+    t_values = achievable_norms(np.full(C.size, klow), np.full(C.size, khigh), tmax)
 
     prog_rows = _constraint_rows(patterns, cmin, cmax, t_values, klow, khigh)
     n_cols = int(C.size * (khigh - klow + 1) + (cmax - cmin + 1).sum() + t_values.size)

@@ -83,6 +83,7 @@ from typing import Any
 
 import numpy as np
 
+from dpopt.compile.discrete_ir import achievable_norms, norm_limit
 from dpopt.errors import ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.zero_one import ZeroOneLoss
@@ -90,9 +91,6 @@ from dpopt.modeling.zero_one import ZeroOneLoss
 #: largest |coefficient| or big-M the model may contain (exact in double, and well
 #: inside the range where HiGHS's feasibility tolerances cannot blur a unit margin)
 MAX_COEFFICIENT = 10**9
-#: relative slack on D² when deciding which ‖k‖² values lie in the ℓ2 ball
-#: (the tolerance of IntegerGrid.enumerate)
-L2_SLACK = 1e-12
 
 
 def l2_cap(norm: np.ndarray | float, radius: float) -> np.ndarray:
@@ -208,20 +206,6 @@ def integer_rows(loss: ZeroOneLoss, *, allow_approximation: float | None = None)
     return IntegerRows(Z=Zu.astype(np.int64), weights=wu, constant=float(c[zero].sum()), scale=int(loss.scale))
 
 
-def achievable_square_sums(d: int, klow: int, khigh: int, tmax: int) -> np.ndarray:
-    """Sorted t ≤ tmax with t = Σ_{j<d} k_j², k_j ∈ [klow, khigh] (dynamic programming)."""
-    squares = sorted({v * v for v in range(klow, khigh + 1)})
-    reach = np.zeros(tmax + 1, dtype=bool)
-    reach[0] = True
-    for _ in range(d):
-        nxt = np.zeros_like(reach)
-        for q in squares:
-            if q <= tmax:
-                nxt[q:] |= reach[: tmax + 1 - q]
-        reach = nxt
-    return np.flatnonzero(reach)
-
-
 @dataclass(frozen=True)
 class MipSize:
     """Counts of the compiled MIP."""
@@ -286,18 +270,7 @@ class PyomoProgram:
         ``kc[j]`` = τ c_j on k_j, ``normc`` = a on Σ_t (λ_t/D) z_t and, for kind
         "levels", ``lev[j, v]`` = T[j, v − klow] on u_{jv}.
         """
-        p = self.problem.with_eta(eta)  # validates the length and finiteness
-        c, a, table = p.linear_terms()
-        tau = float(p.domain.step)
-        m = self.model
-        for j in range(p.dim):
-            m.kc[j].set_value(float(tau * c[j]))
-        m.normc.set_value(float(a))
-        if table is not None:
-            klow = int(p.domain.klow)
-            for (j, v) in m.lev:
-                m.lev[j, v].set_value(float(table[j, v - klow]))
-        self._eta = np.zeros(p.noise_size) if eta is None else np.asarray(p.eta).copy()
+        self._eta = load_noise(self.model, self.problem, eta)
 
     def current_problem(self) -> DiscreteProblem:
         """The DiscreteProblem with the noise currently in the model."""
@@ -318,6 +291,26 @@ class PyomoProgram:
         if self.rows.shape[0]:
             loss += float(self.row_weights[(self.rows @ k) <= 0].sum())
         return float(loss)
+
+
+def load_noise(model: Any, problem: DiscreteProblem, eta: np.ndarray | None) -> np.ndarray:
+    """Put η into a compiled model's mutable noise parameters; returns η (zeros for None).
+
+    The parameters are the coefficients of :meth:`DiscreteProblem.linear_terms`: ``kc[j]`` = τ c_j
+    on k_j, ``normc`` = a on the normalization term and, for kind "levels", ``lev[j, v]`` =
+    T[j, v − klow] on the one-hot level u_{jv} (the 0/1 program's and the general program's alike).
+    """
+    p = problem.with_eta(eta)  # validates the length and finiteness
+    c, a, table = p.linear_terms()
+    tau = float(p.domain.step)
+    for j in range(p.dim):
+        model.kc[j].set_value(float(tau * c[j]))
+    model.normc.set_value(float(a))
+    if table is not None:
+        klow = int(p.domain.klow)
+        for (j, v) in model.lev:
+            model.lev[j, v].set_value(float(table[j, v - klow]))
+    return np.zeros(p.noise_size) if eta is None else np.asarray(p.eta).copy()
 
 
 def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
@@ -357,23 +350,12 @@ def compile_pyomo(problem: DiscreteProblem) -> PyomoProgram:
                          const_rows=const_rows, opposite_cuts=True, name="opdisc_zero_one")
 
 
-def norm_limit(problem: DiscreteProblem) -> int:
-    """tmax: the grid's ℓ2 bound as ‖k‖² ≤ tmax (τ²t ≤ D²(1 + 10⁻¹²), capped by the box)."""
-    grid, d = problem.domain, problem.dim
-    tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
-    D = float(grid.bound(d))
-    tmax = int(math.floor(D * D * (1 + L2_SLACK) / (tau * tau)))
-    while tmax >= 0 and tau * tau * tmax > D * D * (1 + L2_SLACK):
-        tmax -= 1
-    return min(tmax, d * max(klow * klow, khigh * khigh))
-
-
 def _norm_values(problem: DiscreteProblem) -> tuple[np.ndarray, np.ndarray]:
     """(T, λ): the achievable t = ‖k‖² inside the ℓ2 ball and λ_t = √(D² − τ²t)."""
     grid, d = problem.domain, problem.dim
     tau, klow, khigh = float(grid.step), int(grid.klow), int(grid.khigh)
     D = float(grid.bound(d))
-    T = achievable_square_sums(d, klow, khigh, norm_limit(problem))
+    T = achievable_norms(np.full(d, klow), np.full(d, khigh), norm_limit(problem))
     if T.size == 0:
         raise ModelError("the grid has no point inside the ℓ2 bound")
     return T, np.sqrt(np.maximum(D * D - tau * tau * T.astype(np.float64), 0.0))
