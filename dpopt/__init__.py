@@ -76,6 +76,7 @@ _EXPORTS = {
     "Lookup": "dpopt.modeling.row_losses",
     "ExponentialMechanism": "dpopt.mechanisms.exponential",
     "choose_discrete_mechanism": "dpopt.mechanisms.discrete_advice",
+    "discrete_mechanism": "dpopt.mechanisms.discrete_advice",
     "HingeLoss": "dpopt.modeling.losses",
     "HuberLoss": "dpopt.modeling.losses",
     "LogisticLoss": "dpopt.modeling.losses",
@@ -126,6 +127,7 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.mechanisms.discrete_advice import (
         choose_discrete_mechanism as choose_discrete_mechanism,
     )
+    from dpopt.mechanisms.discrete_advice import discrete_mechanism as discrete_mechanism
     from dpopt.mechanisms.dual_frank_wolfe import DualFrankWolfe as DualFrankWolfe
     from dpopt.mechanisms.exponential import ExponentialMechanism as ExponentialMechanism
     from dpopt.mechanisms.gaussian_frank_wolfe import GaussianFrankWolfe as GaussianFrankWolfe

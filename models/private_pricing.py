@@ -44,7 +44,6 @@ from dpopt.datasets.decisions import make_valuations, price_grid
 
 PARAMS: dict[str, Any] = {"n": 10_000, "epsilon": 1.0, "delta": 1e-8, "mechanism": "opdisc", "m": 20, "top": 100,
                           "data_seed": 0, "calls": 5}
-MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 #: the price grid of the last build (evaluate sees only the release)
 _BUILT: dict[str, Any] = dict(PARAMS)
 
@@ -62,27 +61,13 @@ def make_loss(params: dict[str, Any]) -> dp.RowLoss:
     return dp.Lookup(buyers, choice, dp.OneOf(prices.shape[0]), table=lost_revenue, bound=float(prices[-1]))
 
 
-def make_mechanism(params: dict[str, Any], problem: dp.DiscreteProblem) -> dp.Mechanism:
-    """The mechanism ``params["mechanism"]`` names, with the run's ε and δ."""
-    eps, delta, kind = float(params["epsilon"]), float(params["delta"]), str(params["mechanism"]).lower()
-    if kind == "opdisc":
-        return dp.OPDisc(eps, delta)
-    if kind == "opsamp":
-        return dp.OPSamp(eps, delta, calls=int(params["calls"]))
-    if kind == "rspm":
-        return dp.RSPM(eps, delta)
-    if kind == "exponential":  # ε-DP: accepted for any requested δ
-        return dp.ExponentialMechanism(eps)
-    if kind == "auto":  # from public facts: the domain's size, n, ε, δ
-        return dp.choose_discrete_mechanism(problem, eps, delta)[0]
-    raise dp.errors.ModelError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {kind!r}")
-
-
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
     problem = dp.DiscreteProblem(make_loss(params))
     _BUILT.update(params)
-    return problem, make_mechanism(params, problem)
+    mechanism = dp.discrete_mechanism(params["mechanism"], problem, float(params["epsilon"]),
+                                      float(params["delta"]), calls=int(params["calls"]))
+    return problem, mechanism
 
 
 def evaluate(release: dp.Release) -> dict[str, float]:

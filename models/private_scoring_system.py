@@ -50,7 +50,6 @@ from dpopt.datasets.decisions import make_risk_table
 
 PARAMS: dict[str, Any] = {"n": 10_000, "epsilon": 1.0, "delta": 1e-8, "mechanism": "opdisc", "k": 4,
                           "loss": "zero-one", "data_seed": 0, "calls": 5}
-MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 
 
 def make_loss(params: dict[str, Any]) -> dp.RowLoss:
@@ -67,26 +66,12 @@ def make_loss(params: dict[str, Any]) -> dp.RowLoss:
     return dp.ScoreIndicator(data, w, domain)
 
 
-def make_mechanism(params: dict[str, Any], problem: dp.DiscreteProblem) -> dp.Mechanism:
-    """The mechanism ``params["mechanism"]`` names, with the run's ε and δ."""
-    eps, delta, kind = float(params["epsilon"]), float(params["delta"]), str(params["mechanism"]).lower()
-    if kind == "opdisc":
-        return dp.OPDisc(eps, delta)
-    if kind == "opsamp":
-        return dp.OPSamp(eps, delta, calls=int(params["calls"]))
-    if kind == "rspm":
-        return dp.RSPM(eps, delta)
-    if kind == "exponential":  # ε-DP: accepted for any requested δ
-        return dp.ExponentialMechanism(eps)
-    if kind == "auto":  # from public facts: the domain's size, n, ε, δ
-        return dp.choose_discrete_mechanism(problem, eps, delta)[0]
-    raise dp.errors.ModelError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {kind!r}")
-
-
 def build(params: dict[str, Any]) -> tuple[dp.DiscreteProblem, dp.Mechanism]:
     """(problem, mechanism) for ``params`` (see the module docstring)."""
     problem = dp.DiscreteProblem(make_loss(params))
-    return problem, make_mechanism(params, problem)
+    mechanism = dp.discrete_mechanism(params["mechanism"], problem, float(params["epsilon"]),
+                                      float(params["delta"]), calls=int(params["calls"]))
+    return problem, mechanism
 
 
 def evaluate(release: dp.Release) -> dict[str, float]:

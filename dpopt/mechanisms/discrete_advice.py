@@ -23,11 +23,16 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.exponential import MAX_POINTS, ExponentialMechanism
 from dpopt.mechanisms.opdisc import OPDisc
+from dpopt.mechanisms.opsamp import OPSamp
 from dpopt.mechanisms.rspm import RSPM
 from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.row_losses import RowLoss
+from dpopt.modeling.schema.suggest import did_you_mean
 from dpopt.privacy.ledger import Ledger
+
+#: the discrete mechanisms by the names model scripts and benchmarks use
+DISCRETE_MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 
 #: largest points × declared row groups the rule sends to the exponential mechanism (exact evaluations of row losses)
 EM_WORK = 200_000_000
@@ -89,3 +94,30 @@ def neighbour_spreads(problem: DiscreteProblem, opdisc: OPDisc, rspm: RSPM) -> t
     law, scale = rspm.noise_law(problem.with_kind("levels"))
     spread_r = scale * (2.0**0.5 if law == "laplace" else 1.0)
     return spread_o, spread_r
+
+
+def discrete_mechanism(name: str, problem: DiscreteProblem, epsilon: float, delta: float = 0.0, *,
+                       calls: int | None = None, ledger: Ledger | None = None) -> Mechanism:
+    """The discrete mechanism called ``name`` (:data:`DISCRETE_MECHANISMS`) at (ε, δ).
+
+    ``"auto"`` is :func:`choose_discrete_mechanism`; ``calls`` is OPSamp's number of oracle calls;
+    the exponential mechanism is pure ε-DP, a stronger guarantee than any δ asked for.
+
+    Raises
+    ------
+    MechanismError
+        For an unknown name (with the closest known ones), before anything is charged.
+    """
+    kind = str(name).lower()
+    if kind == "auto":
+        return choose_discrete_mechanism(problem, epsilon, delta, ledger=ledger)[0]
+    if kind == "opdisc":
+        return OPDisc(epsilon, delta, ledger=ledger)
+    if kind == "opsamp":
+        return OPSamp(epsilon, delta, calls=calls, ledger=ledger)
+    if kind == "rspm":
+        return RSPM(epsilon, delta, ledger=ledger)
+    if kind == "exponential":
+        return ExponentialMechanism(epsilon, ledger=ledger)
+    raise MechanismError(f"unknown discrete mechanism {name!r}: use one of {', '.join(DISCRETE_MECHANISMS)}"
+                         f"{did_you_mean(kind, DISCRETE_MECHANISMS)}")

@@ -269,3 +269,16 @@ def test_auto_advice_between_the_oracles_compares_their_noise_on_close_decisions
         spread_o, spread_r = neighbour_spreads(problem, dp.OPDisc(1.0, 1e-6), dp.RSPM(1.0, 1e-6))
         assert type(mech) is (dp.RSPM if spread_r < spread_o else dp.OPDisc) is expected
         assert f"{spread_o:.4g}" in rule and f"{spread_r:.4g}" in rule
+
+
+def test_discrete_mechanisms_by_name_and_a_mistyped_one_refused_with_the_closest() -> None:
+    problem = _pricing(_price_pair()[0])
+    ledger = dp.Ledger()
+    built = {name: dp.discrete_mechanism(name, problem, 1.0, 1e-6, calls=3, ledger=ledger)
+             for name in ("opdisc", "OPSamp", "rspm", "exponential", "auto")}
+    assert [type(m) for m in built.values()] == [dp.OPDisc, dp.OPSamp, dp.RSPM, ExponentialMechanism,
+                                                  type(dp.choose_discrete_mechanism(problem, 1.0, 1e-6)[0])]
+    assert built["OPSamp"].calls == 3 and built["exponential"].delta == 0.0
+    with pytest.raises(dp.errors.MechanismError, match="did you mean 'opdisc'"):
+        dp.discrete_mechanism("opdsic", problem, 1.0, 1e-6)
+    assert ledger.spent == (0.0, 0.0)
