@@ -19,13 +19,13 @@ Laplace-noised output beats the others (NRVW19 Sec. 4; :mod:`dpopt.mechanisms.op
 
 from __future__ import annotations
 
+from dpopt.backends.bruteforce import grid_points
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.exponential import MAX_POINTS, ExponentialMechanism
 from dpopt.mechanisms.opdisc import OPDisc
 from dpopt.mechanisms.opsamp import OPSamp
 from dpopt.mechanisms.rspm import RSPM
-from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.row_losses import RowLoss
 from dpopt.modeling.schema.suggest import did_you_mean
@@ -36,14 +36,6 @@ DISCRETE_MECHANISMS = ("opdisc", "opsamp", "rspm", "exponential", "auto")
 
 #: largest points × declared row groups the rule sends to the exponential mechanism (exact evaluations of row losses)
 EM_WORK = 200_000_000
-
-
-def domain_size_bound(problem: DiscreteProblem) -> int:
-    """An upper bound on |W| from the declaration (the box, or its supports under a cardinality bound)."""
-    dom = problem.domain
-    if isinstance(dom, DiscreteDomain):
-        return dom.box_count()
-    return int((int(dom.khigh) - int(dom.klow) + 1) ** problem.dim)
 
 
 def choose_discrete_mechanism(problem: DiscreteProblem, epsilon: float, delta: float = 0.0, *,
@@ -57,7 +49,7 @@ def choose_discrete_mechanism(problem: DiscreteProblem, epsilon: float, delta: f
     """
     if not isinstance(problem, DiscreteProblem):
         raise MechanismError(f"choose_discrete_mechanism needs a DiscreteProblem, got {type(problem).__name__}")
-    size = domain_size_bound(problem)
+    size = grid_points(problem)  # a declared bound on |W| (the box, or its supports under a cardinality bound)
     loss = problem.loss
     if (isinstance(loss, RowLoss) and loss.public_lattice and size <= MAX_POINTS
             and size * loss.declared_groups() <= EM_WORK):
