@@ -12,7 +12,7 @@ pickles, ``isinstance`` and ``repr`` are unchanged.
 A namespace registers each public name once, in its ``_EXPORTS`` map (and its sub-namespaces in
 ``_SUBMODULES``); ``__all__`` is ``sorted`` of them.  What type checkers and IDEs see is the
 ``if TYPE_CHECKING:`` block at the namespace's end, generated from that map by
-``python -m dpopt._stubs`` (:mod:`dpopt._stubs`); ``tests/unit/test_public_api.py`` fails while
+``python -m dpopt._stubs`` (:mod:`dpopt._stubs`); ``tests/contracts/test_public_api.py`` fails while
 a block is stale.
 """
 

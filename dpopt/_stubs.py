@@ -10,7 +10,7 @@ Box``) that this module writes::
     python -m dpopt._stubs            # rewrite every stale block
     python -m dpopt._stubs --check    # exit 1 and name the stale namespaces
 
-``tests/unit/test_public_api.py`` fails while a block is stale, so a new name is one line in
+``tests/contracts/test_public_api.py`` fails while a block is stale, so a new name is one line in
 ``_EXPORTS`` followed by this command.
 """
 

@@ -4,7 +4,7 @@ Every error derives from :class:`DpoptError` and from the built-in type a user
 would expect (``ValueError``, ``ImportError``, ...), so ``except ValueError``
 keeps working.  Messages name shapes, settings and bounds, never data values.
 
-Every exception class of dpopt is defined here (``tests/unit/test_layers.py`` checks it), also
+Every exception class of dpopt is defined here (``tests/contracts/test_layers.py`` checks it), also
 the signals of dpopt's own tools, which are control flow rather than user errors and derive
 from ``Exception`` only: :class:`AfterCharge` and :class:`ScriptFailure` (the command line)
 and :class:`ChargeReached` (the harness of :mod:`dpopt.testing.declarations`).

@@ -1,1 +1,1 @@
-"""The dpopt test suite: unit, backends, mechanisms, privacy and end-to-end tests."""
+"""The dpopt test suite: one folder per package of dpopt, plus contracts/ and end_to_end/."""

@@ -1,19 +1,19 @@
 """Shared fixtures of the dpopt test suite.
 
-The suite is a map of the code:
+The suite is a map of the code (``tests/contracts/test_test_layout.py`` keeps it one):
 
-* ``tests/unit``: declarations (schema, data, losses, sets, regularizers), compilation,
-  the a-priori solver, privacy primitives (calibration, samplers, profiles, accountant),
-  the audit harness and the public API snapshot;
-* ``tests/backends``: the backend registry and conformance suite, the MIP oracles, the
-  solver layer, executors and the fast linear path;
-* ``tests/mechanisms``: one file per mechanism family (calibration, refusals, audits and
-  mutation tests);
-* ``tests/privacy``: the whole program as the mechanism (neighbour tests, pre-data
-  declarations, ledgers, the coverage guard, refusals before the charge);
-* ``tests/end_to_end``: the CLI, model scripts, README and docs examples, scikit-learn
-  estimators and benchmark smoke tests.
+* ``tests/<layer>/test_<module>.py`` tests ``dpopt/<layer>/<module>.py`` (``tests/test_<module>.py``
+  tests ``dpopt/<module>.py``; ``test_<module>_<aspect>.py`` when one module has several files):
+  ``backends``, ``bench``, ``cli``, ``compile``, ``datasets``, ``mechanisms`` (each mechanism's
+  neighbour test, audit and mutation test beside its other tests), ``modeling`` (and
+  ``modeling/schema``), ``numerics``, ``privacy``, ``sklearn``, ``testing``;
+* ``tests/contracts``: the generic guards and contract suites that run over every mechanism,
+  set, loss, backend or module (layers, public API, coverage, pre-data declarations, set and
+  loss contracts, backend conformance);
+* ``tests/end_to_end``: whole programs — model scripts through the CLI, the README and docs
+  examples, newcomers' mistakes.
 
+Helpers that several test files use live in :mod:`dpopt.testing`, never in a test module.
 Neighbouring datasets come from :mod:`dpopt.testing.pairs` (importable by user code too:
 ``one_point_pair``, ``grid_label_pair``, ``random_grid_pair``, and ``zero_one_problem`` for the
 discrete mechanisms).  The fixtures here hold set-up that several folders share; a folder's

@@ -12,7 +12,7 @@ Both lists are loaded by one function (:func:`load_entry`), on first use.  A bui
 wins over a plug-in of the same name.  An entry that fails to load does not break dpopt:
 it is recorded with a one-line error (:func:`failures`), and ``dpopt doctor`` prints it.
 A built-in backend's one registration is its line in :data:`BUILTINS` (its module does not
-register itself; ``tests/unit/test_discovery.py`` checks both ways); :func:`register` is for
+register itself; ``tests/test_discovery.py`` checks both ways); :func:`register` is for
 scripts and tests that add a backend at run time.
 """
 

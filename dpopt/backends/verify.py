@@ -2,7 +2,7 @@
 
 The privacy proofs of OPDisc, RSPM and OPSamp (NRVW19) need the exact (α-)argmin of each
 perturbed problem, and a solver's "optimal" is not always right (HiGHS 1.14 once certified
-a suboptimal big-M point with zero gap, ``tests/backends/test_mip_grouped.py``).  After the primary
+a suboptimal big-M point with zero gap, ``tests/backends/test_highs_grouped.py``).  After the primary
 backend's answer ŵ is accepted, a *verifier* — a different engine — must prove, on the
 same perturbed problem (the same η), that no grid point has an objective below
 

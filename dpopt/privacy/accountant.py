@@ -28,7 +28,7 @@ gradient has ℓ2 sensitivity ``Δ = 2L/n``, so the paper's σ is
 and the same σ reads ``√(32T) log(T/δ) Δ / ε``).  The paper cites the strong
 composition theorem (Dwork–Rothblum–Vadhan 2010) and BST14 Thm 2.1 for it; it is
 valid (every accountant here certifies it for the grid tested in
-``tests/unit/test_accountant.py``) but loose: the RDP σ is several times smaller,
+``tests/privacy/test_accountant.py``) but loose: the RDP σ is several times smaller,
 mostly because log²(T/δ) stands where √(log(1/δ)) suffices.
 
 The accountants are called with their default add/remove-one relation and the

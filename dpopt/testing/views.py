@@ -3,19 +3,23 @@
 The whole program is the mechanism (docs/design.md, "Privacy rules"): on neighbouring datasets a
 private run must release on both sides, with the same public record (every field of the release
 but θ and ``noisy_…`` parameters) and the same charges.  :func:`observe` reads that view and
-:func:`assert_same_view` compares it on a pair.
+:func:`assert_same_view` compares it on a pair; :func:`assert_no_private_bytes` checks that no
+number of the data appears in what a release prints, serialises or pickles.
 """
 
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from dpopt.mechanisms.release import Release
 from dpopt.privacy.ledger import Ledger
 
-__all__ = ["Run", "assert_same_view", "observe"]
+__all__ = ["Run", "assert_no_private_bytes", "assert_same_view", "observe"]
 
 #: ``run(data, ledger) -> Release``: one run of a mechanism on ``data``, charged to ``ledger``
 Run = Callable[[Any, Ledger], Release]
@@ -45,3 +49,15 @@ def assert_same_view(run: Run, d0: Any, d1: Any) -> None:
     assert v0 == v1
     assert v0[0] == "released", v0  # private runs release on both sides
     assert r0 is not None and r1 is not None and r0.diagnostics is None and r1.diagnostics is None
+
+
+def assert_no_private_bytes(release: Release, secret: np.ndarray) -> None:
+    """None of ``secret``'s numbers in the release's repr, summary, JSON or pickle."""
+    texts = (repr(release), release.summary(), release.to_json())
+    blob = pickle.dumps(release)
+    for v in np.asarray(secret, dtype=np.float64).ravel():
+        if v == 0.0 or float(v).is_integer():
+            continue  # 0 and integers appear in any record; they are not what leaks
+        assert np.float64(v).tobytes() not in blob
+        for text in texts:
+            assert repr(float(v)) not in text and f"{v:.6g}" not in text

@@ -1,1 +1,1 @@
-"""Backends: registry and conformance, MIP oracles, the solver layer, executors."""
+"""Tests of dpopt.backends: the registry's backends, the MIP oracles, certificates and verification."""

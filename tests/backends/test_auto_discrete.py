@@ -140,7 +140,7 @@ def test_opsamp_default_is_auto():
 def test_default_rspm_on_adult_uses_grouped():
     small = load_adult("train", balanced=True, n=200, seed=0)
     release = dp.RSPM(1.0, ledger=dp.Ledger()).run(_problem(small, dp.IntegerGrid(1, -1, 1)), seed=0)
-    # (the default cross-verification adds a call with role "verifier": tests/backends/test_cross_verify.py)
+    # (the default cross-verification adds a call with role "verifier": tests/backends/test_verify.py)
     assert release.private and [c.backend for c in release.oracle_calls if c.role == "oracle"] == ["highs-grouped"]
     assert release.oracle_calls[0].certified
     assert "highs-grouped" in release.parameters["solver_rule"]

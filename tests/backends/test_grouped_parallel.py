@@ -32,7 +32,7 @@ SPLITS = ["auto", [], [0, 1, 2], [1]]
 
 
 def _instance(rng: np.random.Generator, idx: int) -> DiscreteProblem:
-    """The differential instances of tests/backends/test_mip_grouped.py (d = 3, duplicate and conflicting rows)."""
+    """The differential instances of tests/backends/test_highs_grouped.py (d = 3, duplicate and conflicting rows)."""
     n = int(rng.integers(8, 31))
     binary = idx % 4
     X = np.empty((n, 3))

@@ -1,1 +1,1 @@
-"""End to end: the CLI, model scripts, README and docs, scikit-learn, benchmarks."""
+"""Whole programs: the CLI on model scripts, the README and docs examples, newcomers' mistakes."""

@@ -1,1 +1,1 @@
-"""One file per mechanism family: calibration, refusals, audits and mutation tests."""
+"""Tests of dpopt.mechanisms: one file per mechanism (calibration, refusals, neighbour tests, audits, mutants)."""

@@ -44,7 +44,7 @@ from dpopt.privacy.zcdp import zcdp_delta, zcdp_rho
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.audit import AuditResult, audit_outputs
 from dpopt.testing.coverage import covers
-from tests.privacy.test_neighbours import assert_no_private_bytes, assert_same_view
+from dpopt.testing.views import assert_no_private_bytes, assert_same_view
 
 EPS, DELTA = 1.0, 1e-6
 

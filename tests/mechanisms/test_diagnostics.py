@@ -25,7 +25,7 @@ from dpopt.mechanisms.diagnostics import (
 from dpopt.sklearn import DPLogisticRegression, DPRidge
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.coverage import covers
-from tests.privacy.test_neighbours import assert_no_private_bytes, assert_same_view
+from dpopt.testing.views import assert_no_private_bytes, assert_same_view
 
 
 def _query(data: dp.Dataset) -> CountQuery:
@@ -263,7 +263,7 @@ def test_an_exhausted_budget_is_refused_before_anything_is_counted():
 
 def test_the_pre_charge_path_reads_no_count_and_no_data_value(monkeypatch):
     """Both parts are planned from declarations; the counts are taken after the charge only (the
-    generic pre-charge harness, tests/privacy/test_pre_data_declarations.py, runs on Problems)."""
+    generic pre-charge harness, tests/contracts/test_pre_data_declarations.py, runs on Problems)."""
     from dpopt.testing.declarations import hide_data_values, run_to_charge
 
     X, y = _table()

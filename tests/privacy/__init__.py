@@ -1,1 +1,1 @@
-"""Privacy of the whole program: neighbours, pre-data declarations, ledgers, guards."""
+"""Tests of dpopt.privacy: calibration, exact samplers, grids, accountants, ledgers."""

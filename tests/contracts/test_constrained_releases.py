@@ -23,7 +23,7 @@ from dpopt.errors import DpoptError
 from dpopt.mechanisms.base import Mechanism
 from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.expressions import norm1, norm2
-from tests.unit.test_set_contracts import SET_CASES
+from dpopt.testing.set_cases import SET_CASES
 
 #: every mechanism over a convex Problem, with small public settings (a fresh ledger each run)
 MECHANISMS: dict[str, Callable[[dp.Ledger], Mechanism]] = {

@@ -194,7 +194,7 @@ def test_adult_profile_declares_the_split_and_opdisc_releases_through_it():
 
 @pytest.mark.slow
 def test_grouped_and_big_m_oracles_agree_on_many_adult_draws():
-    """The sweep behind the big-M fail-open note above (pytest -m slow tests/backends/test_mip_grouped.py -s, ≈ 3 min): both
+    """The sweep behind the big-M fail-open note above (pytest -m slow tests/backends/test_highs_grouped.py -s, ≈ 3 min): both
     HiGHS oracles at HiGHS's default and at dpopt's tight feasibility tolerance, 30 draws at n = 150,
     half with η_{d+1} < 0.  Every certified answer must reach the best value found; none may be worse."""
     problem = _adult_problem(150)

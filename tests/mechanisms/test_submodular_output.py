@@ -6,7 +6,7 @@ also wrapped as a :class:`CallableSetFunction` (no closed forms), which sends
 the cvxpy compiler down the constraint-generation LP, and the two encodings
 must agree.
 
-Audit pair for :class:`SubmodularOutputPerturbation` (as in tests/mechanisms/test_objective_output_audits.py):
+Audit pair for :class:`SubmodularOutputPerturbation` (as in tests/mechanisms/test_objective_perturbation_audits.py):
 θ ∈ ℝ¹, nine rows with x = 0 and the tenth (1, +1) in D0, (1, −1) in D1 under a
 Huber loss (h = 0.1), with (Λ/2)θ² + lam|θ| (F = Cardinality).  The exact
 minimizers are ±(h/n − lam)/Λ, 2(h/n − lam)/Λ apart, against the sensitivity

@@ -71,7 +71,7 @@ def _audit(mech_cls, eps, delta, claim, n_runs, lam=None, seed=0):
     d0, d1 = _pair()
     res = audit(_runner(mech_cls, eps, delta, lam), d0, d1, claimed_epsilon=claim, claimed_delta=delta,
                 n_runs=n_runs, seed=seed, n_jobs=2)
-    print(f"{mech_cls.__name__}: {res.summary()}")  # the figures: pytest tests/mechanisms/test_objective_output_audits.py -s
+    print(f"{mech_cls.__name__}: {res.summary()}")  # the figures: pytest tests/mechanisms/test_objective_perturbation_audits.py -s
     return res
 
 

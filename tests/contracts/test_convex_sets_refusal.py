@@ -35,7 +35,7 @@ from dpopt.mechanisms.convex import UNSAFE_NOTE, ConvexMechanism
 from dpopt.modeling.constraint_set import ConstraintSet
 from dpopt.modeling.submodular import Cardinality, ChainCut
 from dpopt.modeling.submodular_norms import SubmodularNorm
-from tests.unit.test_set_contracts import SET_CASES
+from dpopt.testing.set_cases import SET_CASES
 
 Builder = Callable[[dp.Dataset, ConstraintSet | None], dp.Problem]
 

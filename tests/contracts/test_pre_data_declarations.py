@@ -11,7 +11,7 @@ data value.  This module checks it without a hand-written list of mechanisms, lo
   (ε, δ) = (1, 0) and (1, 1e-5) (a setting its constructor refuses is skipped: the constructor
   sees no data);
 * every concrete :class:`~dpopt.modeling.losses.Loss` subclass in dpopt, and the 0/1 loss;
-* every constraint set fixture of the set contracts suite (``tests/unit/test_set_contracts.py``,
+* every constraint set fixture of the set contracts suite (``tests/contracts/test_set_contracts.py``,
   whose guard requires one per set), none, and three regularizer choices;
 
 and for each combination runs the whole pre-charge path up to the charge
@@ -43,7 +43,7 @@ from dpopt.modeling.regularizers import L2Squared
 from dpopt.modeling.submodular import Cardinality
 from dpopt.modeling.submodular_norms import SubmodularNorm
 from dpopt.testing.declarations import PreCharge, canonical, hide_data_values, run_to_charge
-from tests.unit.test_set_contracts import SET_CASES
+from dpopt.testing.set_cases import SET_CASES
 
 N = 12
 Y_BOUND = 2.0

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -27,20 +26,7 @@ import pytest
 import dpopt as dp
 from dpopt.backends import registry
 from dpopt.testing.coverage import covers
-from dpopt.testing.views import assert_same_view
-
-
-def assert_no_private_bytes(release: dp.Release, secret: np.ndarray) -> None:
-    """None of ``secret``'s numbers in the release's repr, summary, JSON or pickle."""
-    texts = (repr(release), release.summary(), release.to_json())
-    blob = pickle.dumps(release)
-    for v in np.asarray(secret, dtype=np.float64).ravel():
-        if v == 0.0 or float(v).is_integer():
-            continue  # 0 and integers appear in any record; they are not what leaks
-        assert np.float64(v).tobytes() not in blob
-        for text in texts:
-            assert repr(float(v)) not in text and f"{v:.6g}" not in text
-
+from dpopt.testing.views import assert_no_private_bytes, assert_same_view
 
 # ---------------------------------------------------------------------------
 # convex and iterative mechanisms

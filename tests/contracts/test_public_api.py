@@ -1,13 +1,13 @@
 """The public API of dpopt: a snapshot of its names, and the lazy namespaces that serve them.
 
-``tests/unit/public_api.txt`` lists the sorted public names of ``dpopt`` and of every
+``tests/contracts/public_api.txt`` lists the sorted public names of ``dpopt`` and of every
 sub-namespace that ``dpopt.__all__`` lists (``dpopt.sets``, ``dpopt.backends``, ...).  A
 name removed or renamed fails here until the snapshot is rewritten on purpose (a new name is
 registered once, in its namespace's ``_EXPORTS``, and needs no edit here)::
 
-    .venv/bin/python tests/unit/test_public_api.py        # rewrites tests/unit/public_api.txt
+    .venv/bin/python tests/contracts/test_public_api.py        # rewrites tests/contracts/public_api.txt
 
-(then review ``git diff tests/unit/public_api.txt`` and say it in CHANGELOG.md).  The other tests
+(then review ``git diff tests/contracts/public_api.txt`` and say it in CHANGELOG.md).  The other tests
 check what makes the names usable: each resolves to the object its defining module holds,
 what type checkers see (the ``TYPE_CHECKING`` block that ``python -m dpopt._stubs`` generates
 from a namespace's ``_EXPORTS``) is current and is what runtime gives, ``import
@@ -32,7 +32,7 @@ from dpopt import _stubs
 
 SNAPSHOT = Path(__file__).with_name("public_api.txt")
 HEADER = ("# The public API of dpopt: the sorted public names of each namespace.  Rewrite it only on\n"
-          "# purpose, with: python tests/unit/test_public_api.py  (see tests/unit/test_public_api.py)\n")
+          "# purpose, with: python tests/contracts/test_public_api.py  (see tests/contracts/test_public_api.py)\n")
 #: the lazy namespaces (a module-level ``__getattr__`` over ``_EXPORTS``), found as the generator finds them
 LAZY = tuple(_stubs.namespaces())
 #: packages that neither ``import dpopt`` nor ``dpopt --help`` may load
@@ -91,8 +91,8 @@ def test_no_public_name_of_the_snapshot_is_removed_or_renamed() -> None:
     gone = broken_promises(parse(SNAPSHOT.read_text(encoding="utf-8")), namespaces())
     if gone:
         pytest.fail("public names were removed or renamed: " + ", ".join(gone) + "\nIf this is "
-                    "deliberate, rewrite the snapshot with `.venv/bin/python tests/unit/test_public_api.py`, "
-                    "review `git diff tests/unit/public_api.txt` and add a CHANGELOG.md line.", pytrace=False)
+                    "deliberate, rewrite the snapshot with `.venv/bin/python tests/contracts/test_public_api.py`, "
+                    "review `git diff tests/contracts/public_api.txt` and add a CHANGELOG.md line.", pytrace=False)
 
 
 def test_the_snapshot_check_catches_a_removed_or_renamed_name() -> None:

@@ -1,0 +1,1 @@
+"""Tests of dpopt.compile: the declarations compiled to solver programs."""

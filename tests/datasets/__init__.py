@@ -1,0 +1,1 @@
+"""Tests of dpopt.datasets: the shipped Adult data and the synthetic generators."""

@@ -1,0 +1,1 @@
+"""Tests of dpopt.modeling: data, schema, losses, sets, domains and problems."""

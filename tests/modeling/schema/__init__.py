@@ -1,0 +1,1 @@
+"""Tests of dpopt.modeling.schema: specs, label maps, encodings and the schema check."""

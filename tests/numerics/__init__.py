@@ -1,0 +1,1 @@
+"""Tests of dpopt.numerics: the a-priori solver, safe bounds and distributed gradients."""

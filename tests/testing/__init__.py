@@ -1,0 +1,1 @@
+"""Tests of dpopt.testing: the audit harness and the generated constraint table."""

@@ -1,1 +1,0 @@
-"""Unit tests: declarations, sets, datasets, compilation, privacy primitives, the API."""
