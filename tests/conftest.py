@@ -25,6 +25,7 @@ from __future__ import annotations
 import pytest
 
 import dpopt as dp
+from dpopt.testing import neighbours
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +34,17 @@ def adult_300() -> dp.Dataset:
     from dpopt.datasets import load_adult
 
     return load_adult("train", balanced=True, n=300, seed=0)
+
+
+@pytest.fixture(params=sorted(neighbours.STRESS_ROWS), scope="module")
+def convex_pair(request: pytest.FixtureRequest) -> tuple[dp.Dataset, dp.Dataset]:
+    """A classification table and its neighbour with one stressing row (every mechanism's
+    neighbour test on a convex problem runs on each, :mod:`dpopt.testing.neighbours`)."""
+    return neighbours.convex_pair(request.param)
+
+
+@pytest.fixture(params=sorted(neighbours.DISCRETE_STRESS), scope="module")
+def discrete_pair(request: pytest.FixtureRequest) -> tuple[dp.Dataset, dp.Dataset]:
+    """A table on a declared grid and its neighbour with one stressing row (the discrete
+    mechanisms' neighbour tests run on each, :mod:`dpopt.testing.neighbours`)."""
+    return neighbours.discrete_pair(request.param)

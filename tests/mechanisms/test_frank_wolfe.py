@@ -30,6 +30,7 @@ from dpopt.numerics.lasso_fast import DirectLassoGradient, IncrementalLassoGradi
 from dpopt.privacy.noisy_max import noisy_max_budget
 from dpopt.testing import audit
 from dpopt.testing.coverage import covers
+from dpopt.testing.views import assert_same_view
 
 # ----------------------------------------------------------------------------- structured sets
 
@@ -631,3 +632,24 @@ def test_lasso_gradient_is_taken_inside_the_declared_l1_ball():
     assert np.abs(per).max() <= 2.0 * (r * 1.0 + 0.5) * 1.0
     assert g_dir == pytest.approx(per.mean(axis=0), rel=1e-9)
     assert not np.allclose(DirectLassoGradient(X, y, theta).gradient(), g_dir)  # the retraction acted
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", [
+    pytest.param("polytope-fw", marks=covers(dp.PolytopeFrankWolfe, kind="neighbour")),
+    pytest.param("gaussian-fw", marks=covers(dp.GaussianFrankWolfe, kind="neighbour"))])
+def test_frank_wolfe_looks_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
+                                                  mechanism: str) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        th = dp.Variable(data.n_features)
+        if mechanism == "polytope-fw":
+            problem = dp.Problem(dp.SquaredLoss(data, th), constraint=dp.L1Ball(th, 1.0))
+            return dp.PolytopeFrankWolfe(1.0, 1e-6, steps=8, ledger=ledger).run(problem, seed=1)
+        problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
+        return dp.GaussianFrankWolfe(1.0, 1e-6, steps=8, ledger=ledger).run(problem, seed=1)
+
+    assert_same_view(run, *convex_pair)

@@ -31,6 +31,7 @@ from dpopt.privacy.calibration import gaussian_delta
 from dpopt.privacy.zcdp import zcdp_delta
 from dpopt.testing import audit
 from dpopt.testing.coverage import covers
+from dpopt.testing.views import assert_same_view
 
 
 def _logistic(n=400, d=4, seed=0, radius=3.0):
@@ -373,3 +374,23 @@ def test_an_explicit_solver_or_time_limit_is_refused_before_the_charge(kw):
     with pytest.raises(MechanismError, match="calls no solver"):
         dp.DPGradientDescent(1.0, 1e-5, ledger=ledger).run(_logistic(), **kw)
     assert ledger.spent == (0.0, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", [
+    pytest.param("dp-gd", marks=covers(dp.DPGradientDescent, kind="neighbour")),
+    pytest.param("dp-sgd", marks=covers(dp.DPSGD, kind="neighbour"))])
+def test_gradient_descent_looks_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
+                                                       mechanism: str) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        th = dp.Variable(data.n_features)
+        problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
+        if mechanism == "dp-gd":
+            return dp.DPGradientDescent(1.0, 1e-6, ledger=ledger).run(problem, seed=1)
+        return dp.DPSGD(1.0, 1e-6, sampling_rate=0.2, steps=20, ledger=ledger).run(problem, seed=1)
+
+    assert_same_view(run, *convex_pair)

@@ -20,6 +20,7 @@ from dpopt.modeling.losses import HuberLoss
 from dpopt.numerics import potentials as P
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.coverage import covers
+from dpopt.testing.views import assert_same_view
 
 BACKEND = resolve_step_backend("auto")
 
@@ -423,3 +424,27 @@ def test_a_regularizer_outside_the_gradient_is_refused_before_the_charge():
     with pytest.raises(MechanismError, match="SubmodularNorm"):
         dp.PrivateMirrorDescent(1.0, 1e-5, ledger=ledger).run(problem)
     assert ledger.spent == (0.0, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mechanism", [
+    pytest.param("mirror-descent", marks=covers(dp.PrivateMirrorDescent, kind="neighbour")),
+    pytest.param("mirror-descent-clarabel", marks=covers(dp.PrivateMirrorDescent, kind="neighbour")),
+    pytest.param("mirror-descent-scs", marks=covers(dp.PrivateMirrorDescent, kind="neighbour"))])
+def test_mirror_descent_looks_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
+                                                     mechanism: str) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        th = dp.Variable(data.n_features)
+        if mechanism.startswith("mirror-descent-"):  # compiled Bregman steps through a convex backend
+            hull = dp.sets.VertexPolytope(np.vstack([np.eye(data.n_features), -np.eye(data.n_features)]) * 0.8)
+            problem = dp.Problem(dp.LogisticLoss(data, th), constraint=hull)
+            return dp.PrivateMirrorDescent(1.0, 1e-6, steps=4, ledger=ledger).run(
+                problem, seed=1, solver=mechanism.removeprefix("mirror-descent-"))
+        problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
+        return dp.PrivateMirrorDescent(1.0, 1e-6, ledger=ledger).run(problem, seed=1, keep_diagnostics=False)
+
+    assert_same_view(run, *convex_pair)

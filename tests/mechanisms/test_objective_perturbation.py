@@ -13,6 +13,9 @@ from dpopt.errors import (
     PrivacyParameterError,
     UnknownSolverError,
 )
+from dpopt.testing.coverage import covers
+from dpopt.testing.neighbours import convex_backends, glm
+from dpopt.testing.views import assert_same_view
 
 
 def _logistic(n=200, d=3, seed=0, constraint=True, lam=None):
@@ -143,3 +146,23 @@ def test_noise_choice_is_validated_and_honoured():
     p = _logistic(lam=0.1)
     r = dp.OutputPerturbation(1.0, 1e-6, noise="gaussian", ledger=dp.Ledger()).run(p, solver="scipy", seed=0)
     assert r.parameters["noise"] == "gaussian"
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", convex_backends())
+@pytest.mark.parametrize("time_limit", [None, 1e-4])
+@covers(dp.ObjectivePerturbation, kind="neighbour")
+def test_objective_perturbation_looks_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
+        solver: str, time_limit: float | None) -> None:
+    """A tight tolerance and (one case) a tiny time limit make the external solver miss on
+    some datasets: the fallback must make that invisible."""
+
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        mechanism = dp.ObjectivePerturbation(1.0, 1e-6, ledger=ledger, tolerance=1e-8)
+        return mechanism.run(glm(data), solver=solver, seed=3, time_limit=time_limit)
+
+    assert_same_view(run, *convex_pair)

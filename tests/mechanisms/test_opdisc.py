@@ -13,7 +13,9 @@ from dpopt.modeling.discrete import brute_force
 from dpopt.privacy.profiles import chi_profile_delta, chi_shift_sigma
 from dpopt.testing import audit
 from dpopt.testing.coverage import covers
+from dpopt.testing.neighbours import discrete_backends, discrete_problem
 from dpopt.testing.pairs import grid_label_pair, random_grid_pair, zero_one_problem
+from dpopt.testing.views import assert_same_view
 
 
 def _pair():
@@ -298,3 +300,17 @@ def test_a_default_pool_that_cannot_start_leaves_the_run_in_process(monkeypatch)
     with pytest.raises(ExecutorError):
         dp.OPDisc(1.0, 1e-3, ledger=ledger).run(_problem(d0), solver=explicit, seed=0)
     assert ledger.spent == (0.0, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", discrete_backends())
+@covers(dp.OPDisc, kind="neighbour")
+def test_opdisc_looks_the_same_on_neighbours(discrete_pair: tuple[dp.Dataset, dp.Dataset], solver: str) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        return dp.OPDisc(1.0, 1e-3, ledger=ledger).run(discrete_problem(data), solver=solver, seed=0)
+
+    assert_same_view(run, *discrete_pair)

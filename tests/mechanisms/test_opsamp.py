@@ -12,7 +12,14 @@ from dpopt.errors import MechanismError, UncertifiedOracleError
 from dpopt.mechanisms.opsamp import grid_diameters
 from dpopt.testing import audit
 from dpopt.testing.coverage import covers
+from dpopt.testing.neighbours import (
+    discrete_backends,
+    discrete_data,
+    discrete_problem,
+    discrete_schema,
+)
 from dpopt.testing.pairs import grid_label_pair, zero_one_problem
+from dpopt.testing.views import assert_no_private_bytes, assert_same_view
 
 GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
 
@@ -150,3 +157,30 @@ def test_opsamp_through_a_mip_backend_matches_enumeration(name):
         a = dp.OPSamp(1.0, 1e-3, calls=4, rate=0.5, ledger=dp.Ledger()).run(problem, solver=name, seed=s, threads=1)
         b = dp.OPSamp(1.0, 1e-3, calls=4, rate=0.5, ledger=dp.Ledger()).run(problem, solver="bruteforce", seed=s)
         assert np.array_equal(a.theta, b.theta)
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", discrete_backends())
+@covers(dp.OPSamp, kind="neighbour")
+def test_opsamp_looks_the_same_on_neighbours(discrete_pair: tuple[dp.Dataset, dp.Dataset], solver: str) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        return dp.OPSamp(1.0, 1e-3, calls=2, ledger=ledger).run(discrete_problem(data), solver=solver, seed=0)
+
+    assert_same_view(run, *discrete_pair)
+
+
+def test_opsamp_releases_none_of_its_oracle_answers() -> None:
+    """OPSamp's oracle answers are un-noised functions of the data: only their noisy average may leave."""
+    X, y = discrete_data()
+    problem = discrete_problem(dp.Dataset(X, y, schema=discrete_schema()))
+    mech = dp.OPSamp(1.0, 1e-3, calls=3, ledger=dp.Ledger())
+    kept = mech.run(problem, solver="bruteforce", seed=1, keep_diagnostics=True)
+    assert kept.diagnostics is not None
+    answers = np.array([r.solution for r in kept.diagnostics.oracle_results])
+    losses = np.array([r.primal_bound for r in kept.diagnostics.oracle_results])
+    plain = mech.run(problem, solver="bruteforce", seed=1)
+    assert_no_private_bytes(plain, np.concatenate([answers.mean(axis=0), losses]))

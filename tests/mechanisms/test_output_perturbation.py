@@ -11,6 +11,9 @@ import pytest
 
 import dpopt as dp
 from dpopt.errors import MechanismError
+from dpopt.testing.coverage import covers
+from dpopt.testing.neighbours import classification, convex_backends, glm
+from dpopt.testing.views import assert_no_private_bytes, assert_same_view
 
 
 def _logistic(constraint, lam=0.01, n=60, d=3, seed=0):
@@ -91,3 +94,40 @@ def test_a_set_without_a_closed_form_projection_is_solved_over_its_superset_and_
     assert c.contains(default.theta, tol=1e-7)
     assert default.parameters["projection"] and raw.parameters["projection"] is None
     assert np.allclose(default.theta, c.project(raw.theta), atol=1e-6)  # post-processing of the same draw
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", convex_backends())
+@pytest.mark.parametrize("time_limit", [None, 1e-4])
+@covers(dp.OutputPerturbation, kind="neighbour")
+def test_output_perturbation_looks_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset],
+        solver: str, time_limit: float | None) -> None:
+    """A tight tolerance and (one case) a tiny time limit make the external solver miss on
+    some datasets: the fallback must make that invisible."""
+
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        mechanism = dp.OutputPerturbation(1.0, 1e-6, ledger=ledger, tolerance=1e-8)
+        return mechanism.run(glm(data), solver=solver, seed=3, time_limit=time_limit)
+
+    assert_same_view(run, *convex_pair)
+
+
+@pytest.mark.parametrize("solver", convex_backends())
+def test_no_release_holds_the_unnoised_optimum(solver: str) -> None:
+    """Output perturbation's solver answer is the exact un-noised optimum: it may exist only in
+    the opt-in diagnostics, never in the release's repr, summary, JSON or pickle."""
+    data = dp.Dataset(*classification(), x_bound=1.0, y_bound=1.0, clip=True)
+    mech = dp.OutputPerturbation(1.0, 1e-6, ledger=dp.Ledger())
+    with_diag = mech.run(glm(data), solver=solver, seed=5, keep_diagnostics=True)
+    assert with_diag.diagnostics is not None
+    secrets = [r.solution for r in with_diag.diagnostics.oracle_results if r.solution is not None]
+    assert secrets, "the solver returned no point to look for"
+    plain = mech.run(glm(data), solver=solver, seed=5)
+    assert np.array_equal(plain.theta, with_diag.theta)
+    for release in (plain, with_diag):  # diagnostics are never part of the public record
+        for secret in secrets:
+            assert_no_private_bytes(release, secret)

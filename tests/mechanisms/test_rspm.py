@@ -17,7 +17,9 @@ from dpopt.mechanisms.rspm import (
 )
 from dpopt.testing import audit
 from dpopt.testing.coverage import covers
+from dpopt.testing.neighbours import discrete_backends, discrete_problem
 from dpopt.testing.pairs import grid_label_pair, random_grid_pair, zero_one_problem
+from dpopt.testing.views import assert_same_view
 
 GRID = dp.IntegerGrid(1, -2, 2, l2_bound=2.0)
 
@@ -197,3 +199,17 @@ def test_rspm_through_a_mip_backend_matches_enumeration(name):
         a = dp.RSPM(1.0, ledger=dp.Ledger()).run(problem, solver=name, seed=s, threads=1).theta
         b = dp.RSPM(1.0, ledger=dp.Ledger()).run(problem, solver="bruteforce", seed=s).theta
         assert np.array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", discrete_backends())
+@covers(dp.RSPM, kind="neighbour")
+def test_rspm_looks_the_same_on_neighbours(discrete_pair: tuple[dp.Dataset, dp.Dataset], solver: str) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        return dp.RSPM(1.0, ledger=ledger).run(discrete_problem(data), solver=solver, seed=0)
+
+    assert_same_view(run, *discrete_pair)

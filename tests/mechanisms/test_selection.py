@@ -33,6 +33,7 @@ from dpopt.privacy.selection import (
 )
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.coverage import covers
+from dpopt.testing.views import assert_same_view
 
 # ----------------------------------------------------------------------------- accounting
 
@@ -456,3 +457,21 @@ def test_the_first_candidate_is_favoured_only_on_request_with_its_declared_proba
     release = PrivateSelection(1.0, candidates=GRID, build=_objective, ledger=dp.Ledger(),
                                favour_first=True).run(_logistic_problems(data), solver="scipy", seed=0)
     assert release.parameters["candidate_law"].startswith("the first")
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@covers(dp.PrivateSelection, kind="neighbour")
+def test_selection_looks_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset]) -> None:
+    def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        th = dp.Variable(data.n_features)
+        problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 2.0))
+        return dp.PrivateSelection(
+            1.0, 1e-6, candidates=[{"steps": 4}, {"steps": 16}], stopping="papernot-steinke", expected_trials=2,
+            build=lambda h, b: dp.DPGradientDescent(b.epsilon, b.delta, steps=h["steps"]), ledger=ledger,
+        ).run(problem, seed=1)
+
+    assert_same_view(run, *convex_pair)

@@ -58,6 +58,7 @@ from dpopt.numerics.submodular_lp import (
 from dpopt.privacy.noise_spec import NoiseSpec
 from dpopt.testing import audit, one_point_pair
 from dpopt.testing.coverage import covers
+from dpopt.testing.views import assert_same_view
 
 P = 6
 
@@ -326,3 +327,29 @@ def test_output_perturbation_mutation_is_caught():
                 n_runs=2000, seed=0)
     print(res.summary())
     assert res.violates, res.summary()
+
+
+# ---------------------------------------------------------------------------
+# neighbours: the whole program looks the same (dpopt.testing.neighbours)
+# ---------------------------------------------------------------------------
+
+
+@covers(dp.SubmodularOutputPerturbation, dp.DualFrankWolfe, kind="neighbour")
+def test_submodular_mechanisms_look_the_same_on_neighbours(convex_pair: tuple[dp.Dataset, dp.Dataset]) -> None:
+    """Both mechanisms of a submodular-norm problem (DualFrankWolfe's other tests are in
+    test_dual_frank_wolfe.py)."""
+
+    def problem(data: dp.Dataset) -> dp.Problem:
+        th = dp.Variable(data.n_features)
+        F = GroupCoverage(data.n_features, [[0, 1], [2]])
+        return dp.Problem(dp.SquaredLoss(data, th),
+                          regularizer=(dp.L2Squared(th, 0.1), SubmodularNorm(th, F, 0.01)))
+
+    def output(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        return dp.SubmodularOutputPerturbation(1.0, 1e-6, ledger=ledger).run(problem(data), seed=2)
+
+    def dual_fw(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
+        return dp.DualFrankWolfe(1.0, 1e-6, steps=5, ledger=ledger).run(problem(data), seed=2)
+
+    assert_same_view(output, *convex_pair)
+    assert_same_view(dual_fw, *convex_pair)
