@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dpopt import plugins
+from dpopt import _lazy
 from dpopt._lazy import attach
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it (tool.setuptools.dynamic)
@@ -189,18 +189,12 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.progress import show_progress as show_progress
 
 
-def _polytope_solver() -> None:
-    import dpopt.backends.lp  # noqa: F401 - installs the HiGHS polytope solver
-
-
-def _submodular_dual_lp() -> None:
-    import dpopt.numerics.submodular_lp  # noqa: F401 - installs the cutting-plane program
-
-
-def _qnorm_weights() -> None:
-    import dpopt.compile.qnorm_weights  # noqa: F401 - installs the SLSQP weight solver
-
-
-plugins.on_first_use(plugins.POLYTOPE_SOLVER, _polytope_solver)
-plugins.on_first_use(plugins.SUBMODULAR_DUAL_LP, _submodular_dual_lp)
-plugins.on_first_use(plugins.QNORM_WEIGHTS, _qnorm_weights)
+#: a module of declarations -> the modules of higher layers that register algorithms for its
+#: declarations (functools.singledispatch), imported right after it by whoever imports it
+#: (docs/design.md, "Layers")
+_ALGORITHMS = {
+    "dpopt.modeling.structured_sets": ("dpopt.backends.polytope_programs",),
+    "dpopt.modeling.submodular": ("dpopt.numerics.submodular_lp",),
+    "dpopt.numerics.potentials": ("dpopt.compile.qnorm_weights",),
+}
+_lazy.import_after(_ALGORITHMS)

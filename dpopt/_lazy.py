@@ -14,17 +14,28 @@ A namespace registers each public name once, in its ``_EXPORTS`` map (and its su
 ``if TYPE_CHECKING:`` block at the namespace's end, generated from that map by
 ``python -m dpopt._stubs`` (:mod:`dpopt._stubs`); ``tests/contracts/test_public_api.py`` fails while
 a block is stale.
+
+A module of declarations whose algorithms a higher layer provides (an ``HPolytope``'s linear
+programs, a submodular dual norm beyond its closed forms, the q-norm potential's weights) names
+them as ``functools.singledispatch`` functions; the higher layer registers its implementation
+for the declarations' types.  :func:`import_after` makes the package root import those
+registering modules right after the module of declarations, whoever imports it, so the
+registrations are in place before any declaration can be used and no lower layer names a
+module above it.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.abc
+import importlib.machinery
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
-__all__ = ["attach"]
+__all__ = ["attach", "import_after"]
 
 
 def attach(
@@ -99,3 +110,54 @@ def _hint(namespace: str, name: str, public: Iterable[str], submodules: Iterable
             return f": it is {namespace}.{sub}.{name}"
     close = difflib.get_close_matches(name, list(public), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def import_after(follow: Mapping[str, Sequence[str]]) -> None:
+    """Import ``follow[name]`` right after the module ``name`` is imported, by anyone.
+
+    Parameters
+    ----------
+    follow : mapping of str to sequence of str
+        A module of declarations → the modules that register algorithms for its declarations
+        (``{"dpopt.modeling.structured_sets": ("dpopt.backends.polytope_programs",)}``).  A
+        registering module should import little at module level: it runs while the module
+        that imported the declarations may still be half initialized.
+    """
+    sys.meta_path.insert(0, _Follower({name: tuple(then) for name, then in follow.items()}))
+
+
+class _Follower(importlib.abc.MetaPathFinder):
+    """Finds the modules of :func:`import_after` as usual, with a loader that imports their followers."""
+
+    def __init__(self, follow: Mapping[str, tuple[str, ...]]) -> None:
+        self._follow = dict(follow)
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        then = self._follow.get(fullname)
+        if then is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _ThenImport(spec.loader, then)
+        return spec
+
+
+class _ThenImport(importlib.abc.Loader):
+    """A module's own loader, then the imports of its followers (every other attribute is the loader's)."""
+
+    def __init__(self, loader: importlib.abc.Loader, then: tuple[str, ...]) -> None:
+        self._loader = loader
+        self._then = then
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        for name in self._then:
+            importlib.import_module(name)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, is_package, ...
+        return getattr(self._loader, name)

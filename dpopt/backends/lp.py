@@ -5,13 +5,8 @@ s dpopt compiles (the linear minimization oracle of an
 :class:`~dpopt.sets.HPolytope`, ``min ⟨c, s⟩ s.t. A s ≤ b``) and returns an
 :class:`~dpopt.backends.result.OracleResult`; ``c`` is the ``b`` of
 :meth:`~dpopt.backends.base.Backend.solve`.  HiGHS ships inside scipy, so the backend
-is always installed.
-
-:class:`ScipyPolytopeSolver` is the default polytope solver of the modeling layer
-(:func:`dpopt.modeling.structured_sets.install_polytope_solver`): the public geometry of
-an H-polytope (its bounding box, Chebyshev centre, LMO and Euclidean projection) is
-computed here, so ``dpopt.modeling`` imports no solver package.  It is installed when
-this module is imported.
+is always installed (it also solves the linear programs of an H-polytope's public geometry,
+:mod:`dpopt.backends.polytope_programs`).
 """
 
 from __future__ import annotations
@@ -25,16 +20,11 @@ from scipy import optimize
 
 from dpopt.backends.base import AnyProblem, Backend
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
-from dpopt.compile.polytope_program import Bounds, LinearProgram, projection_dual
+from dpopt.compile.polytope_program import LinearProgram
 from dpopt.errors import BackendCapabilityError
-from dpopt.modeling.structured_sets import (
-    HPolytope,
-    LinearAnswer,
-    ProjectionAnswer,
-    install_polytope_solver,
-)
+from dpopt.modeling.structured_sets import HPolytope
 
-__all__ = ["ScipyLPBackend", "ScipyPolytopeSolver"]
+__all__ = ["ScipyLPBackend"]
 
 #: scipy ``linprog`` status codes
 _STATUS = {0: OracleStatus.OPTIMAL, 1: OracleStatus.LIMIT, 2: OracleStatus.INFEASIBLE,
@@ -100,26 +90,3 @@ class ScipyLPBackend(Backend[LinearProgram]):
                             solver_certified=status is OracleStatus.OPTIMAL and sol is not None,
                             solve_time=elapsed, backend=self.name, backend_version=version,
                             raw_status=str(res.status), limit=limit, primal_bound=fun, message=str(res.message))
-
-
-class ScipyPolytopeSolver:
-    """The modeling layer's polytope solver: LPs through :class:`ScipyLPBackend`, the projection
-    by L-BFGS-B on the dual of ``min ½‖w − v‖² s.t. A w ≤ b``."""
-
-    def __init__(self) -> None:
-        self.backend = ScipyLPBackend()
-
-    def minimize_linear(self, c: np.ndarray, A: np.ndarray, b: np.ndarray, bounds: Bounds) -> LinearAnswer:
-        """``min ⟨c, x⟩ s.t. A x ≤ b`` within ``bounds``."""
-        res = self.backend.solve(LinearProgram(A, b, bounds), c, SolveOptions())
-        return LinearAnswer(res.status.value, res.solution, res.primal_bound, res.message)
-
-    def project(self, A: np.ndarray, b: np.ndarray, v: np.ndarray) -> ProjectionAnswer:
-        """``v − Aᵀλ*`` with λ* ≥ 0 the dual minimizer (may violate A w ≤ b by about 1e-9 relative)."""
-        dual = projection_dual(A, b, v)
-        scale = max(1.0, float(np.abs(A @ v - b).max()))
-        res = optimize.minimize(dual, np.zeros(A.shape[0]), jac=True, method="L-BFGS-B",
-                                bounds=[(0.0, None)] * A.shape[0],
-                                options={"ftol": 1e-15 * scale, "gtol": 1e-12 * scale, "maxiter": 20_000})
-        return ProjectionAnswer(v - A.T @ res.x, bool(res.success), str(res.message))
-install_polytope_solver(ScipyPolytopeSolver())

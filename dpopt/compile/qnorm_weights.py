@@ -2,19 +2,19 @@
 
 :class:`~dpopt.numerics.potentials.QNormPotential` needs ``argmin ‖α‖_q s.t. Vᵀα = θ``
 to evaluate Ψ and ∇Ψ at a point it did not produce by a compiled step (its start).
-That is a small smooth program solved here with scipy's SLSQP, so
-:mod:`dpopt.modeling` imports no solver package; importing this module installs
-:func:`slsqp_weights` as the potential's weight solver
-(:func:`dpopt.numerics.potentials.install_weight_solver`).  Only public points (the
-set's centre, or already-private iterates) are passed to it.
+That is a small smooth program solved here with scipy's SLSQP, so the numerics layer imports
+no solver package; this module registers :func:`slsqp_weights` for
+:class:`~dpopt.numerics.potentials.QNormPotential` with
+:func:`dpopt.numerics.potentials.vertex_weights` (the package root imports it right after
+:mod:`dpopt.numerics.potentials`, so scipy.optimize is imported at the first solve only).  Only
+public points (the set's centre, or already-private iterates) are passed to it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
-from dpopt.numerics.potentials import install_weight_solver
+from dpopt.numerics.potentials import QNormPotential, vertex_weights
 
 __all__ = ["slsqp_weights"]
 
@@ -22,6 +22,8 @@ __all__ = ["slsqp_weights"]
 def slsqp_weights(V: np.ndarray, theta: np.ndarray, q: float) -> np.ndarray:
     """Signed weights α minimizing ``Σ|α_i|^q`` subject to ``Vᵀα = θ`` (SLSQP from the
     least-squares weights; small k only)."""
+    from scipy import optimize
+
     theta = np.asarray(theta, dtype=np.float64)
     a0 = np.linalg.lstsq(V.T, theta, rcond=None)[0]
     res = optimize.minimize(
@@ -32,4 +34,7 @@ def slsqp_weights(V: np.ndarray, theta: np.ndarray, q: float) -> np.ndarray:
     return np.asarray(res.x)
 
 
-install_weight_solver(slsqp_weights)
+@vertex_weights.register
+def _qnorm_weights(potential: QNormPotential, theta: np.ndarray) -> np.ndarray:
+    """The weights of a :class:`QNormPotential`: :func:`slsqp_weights` over its vertices."""
+    return slsqp_weights(potential.V, theta, potential.q)

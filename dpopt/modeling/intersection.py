@@ -53,7 +53,7 @@ from dpopt.modeling.projections import (
     dykstra,
     pull_inside,
 )
-from dpopt.modeling.structured_sets import polytope_solver
+from dpopt.modeling.structured_sets import minimize_linear
 from dpopt.modeling.variable import Variable
 
 __all__ = ["Intersection"]
@@ -202,15 +202,15 @@ class Intersection(ConstraintSet):
         return A, b
 
     def _lp(self, c: np.ndarray, A: np.ndarray, b: np.ndarray) -> Any:
-        """``min ⟨c, w⟩`` over the rows (and the ℓ1 ball, lifted) by the installed polytope solver."""
+        """``min ⟨c, w⟩`` over the rows (and the ℓ1 ball, lifted) by :func:`~dpopt.modeling.structured_sets.minimize_linear`."""
         p = self.dim
         if self.l1 is None:
-            return polytope_solver().minimize_linear(c, A, b, [(None, None)] * p)
+            return minimize_linear(c, A, b, [(None, None)] * p)
         eye = np.eye(p)
         lifted = np.vstack([np.hstack([A, np.zeros((A.shape[0], p))]), np.hstack([eye, -eye]),
                             np.hstack([-eye, -eye]), np.concatenate([np.zeros(p), np.ones(p)])[None, :]])
         rhs = np.concatenate([b, np.zeros(2 * p), [self.l1]])
-        res = polytope_solver().minimize_linear(np.concatenate([c, np.zeros(p)]), lifted, rhs,
+        res = minimize_linear(np.concatenate([c, np.zeros(p)]), lifted, rhs,
                                                 [(None, None)] * p + [(0.0, None)] * p)
         return res
 

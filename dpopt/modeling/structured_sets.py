@@ -11,15 +11,16 @@ function, projection, membership, radii, diameters, Gaussian width):
     row-major (C) order, so ``theta.reshape(p, q)`` is the matrix.
 :class:`HPolytope`
     ``{v : A v ≤ b}`` given by inequalities; its LMO is a linear program and its
-    projection a QP, both solved by the installed :class:`PolytopeSolver`.
+    projection a QP, both solved by :func:`solve_polytope_program`.
 
 Like the other sets these are public descriptions of a parameter domain and
 never see data.  Only numpy and scipy's special functions, quadrature and SVDs are
 used here: no solver package is imported by the modeling layer.  The polytope's
-optimizations go through a :class:`PolytopeSolver` the backend layer installs
-(:func:`install_polytope_solver`; the default, :mod:`dpopt.backends.lp`, is HiGHS
-through scipy, loaded by name on first use).  Mechanisms call the LMO through the
-backend their ``solver=`` names instead.
+optimizations are posed as :class:`PolytopeLP` and :class:`PolytopeProjection` programs and
+solved by :func:`solve_polytope_program`, a ``functools.singledispatch`` function for which the
+backend layer registers its solvers (:mod:`dpopt.backends.polytope_programs`: HiGHS and
+L-BFGS-B through scipy, imported with this module by the package root).  Mechanisms call the
+LMO through the backend their ``solver=`` names instead.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import singledispatch
+from typing import Any
 
 import numpy as np
 
-from dpopt import plugins
 from dpopt.errors import ModelError
 from dpopt.modeling.balls import NormBall
 from dpopt.modeling.boxes import Box
@@ -50,8 +51,8 @@ from dpopt.modeling.gaussian_width import QUAD
 from dpopt.modeling.variable import Variable, dimension_of
 from dpopt.modeling.vertex_polytope import VertexPolytope
 
-__all__ = ["GroupL1Ball", "HPolytope", "LinearAnswer", "NuclearNormBall", "PolytopeSolver", "ProjectionAnswer",
-           "install_polytope_solver", "polytope_solver"]
+__all__ = ["GroupL1Ball", "HPolytope", "LinearAnswer", "NuclearNormBall", "PolytopeLP", "PolytopeProjection",
+           "ProjectionAnswer", "minimize_linear", "project_onto_polytope", "solve_polytope_program"]
 
 #: matrices with at most this many entries get a dense SVD; larger ones ARPACK's svds.
 _DENSE_SVD_ENTRIES = 250_000
@@ -385,34 +386,69 @@ class ProjectionAnswer:
     message: str = ""
 
 
-class PolytopeSolver(Protocol):
-    """What an :class:`HPolytope` needs from a solver (installed by the backend layer)."""
-
-    def minimize_linear(self, c: np.ndarray, A: np.ndarray, b: np.ndarray,
-                        bounds: Sequence[tuple[float | None, float | None]]) -> LinearAnswer:
-        """``min ⟨c, x⟩ s.t. A x ≤ b`` with per-variable ``bounds``."""
-        ...
-
-    def project(self, A: np.ndarray, b: np.ndarray, v: np.ndarray) -> ProjectionAnswer:
-        """``argmin ½‖w − v‖² s.t. A w ≤ b``."""
-        ...
+#: per-variable (low, high) of a linear program, None for unbounded
+Bounds = Sequence[tuple[float | None, float | None]]
 
 
-def install_polytope_solver(solver: PolytopeSolver) -> None:
-    """Make ``solver`` the one every :class:`HPolytope` uses for its geometry."""
-    plugins.install(plugins.POLYTOPE_SOLVER, solver)
+@dataclass(frozen=True, eq=False)
+class PolytopeLP:
+    """``min ⟨c, x⟩ s.t. A x ≤ b`` within per-variable ``bounds``: a linear program that a set's
+    public geometry poses (``A`` dense or scipy sparse)."""
+
+    c: np.ndarray
+    A: Any
+    b: np.ndarray
+    bounds: Bounds
 
 
-def polytope_solver() -> PolytopeSolver:
-    """The installed polytope solver (:data:`dpopt.plugins.POLYTOPE_SOLVER`; the default,
-    :mod:`dpopt.backends.lp`, is imported on first use)."""
-    solver: PolytopeSolver = plugins.routine(plugins.POLYTOPE_SOLVER)
-    return solver
+@dataclass(frozen=True, eq=False)
+class PolytopeProjection:
+    """``argmin ½‖w − v‖² s.t. A w ≤ b``: the Euclidean projection onto an H-polytope."""
+
+    A: np.ndarray
+    b: np.ndarray
+    v: np.ndarray
+
+
+@singledispatch
+def solve_polytope_program(program: object) -> LinearAnswer | ProjectionAnswer:
+    """Solve a program posed by a set's geometry, dispatching on the program's type.
+
+    The modeling layer imports no solver package: the backend layer registers its solvers for
+    :class:`PolytopeLP` (answered by a :class:`LinearAnswer`) and :class:`PolytopeProjection`
+    (a :class:`ProjectionAnswer`) with ``@solve_polytope_program.register``
+    (:mod:`dpopt.backends.polytope_programs`, imported with this module).
+
+    Raises
+    ------
+    ModelError
+        For a program type no solver is registered for.
+    """
+    raise ModelError(f"no solver is registered for a {type(program).__name__}: register one with "
+                     "@dpopt.modeling.structured_sets.solve_polytope_program.register")
+
+
+def minimize_linear(c: np.ndarray, A: Any, b: np.ndarray, bounds: Bounds) -> LinearAnswer:
+    """``min ⟨c, x⟩ s.t. A x ≤ b`` within ``bounds``, by the solver registered for :class:`PolytopeLP`."""
+    answer = solve_polytope_program(PolytopeLP(c, A, b, bounds))
+    if not isinstance(answer, LinearAnswer):
+        raise ModelError(f"the solver registered for a PolytopeLP returned a {type(answer).__name__}, "
+                         "not a LinearAnswer")
+    return answer
+
+
+def project_onto_polytope(A: np.ndarray, b: np.ndarray, v: np.ndarray) -> ProjectionAnswer:
+    """``argmin ½‖w − v‖² s.t. A w ≤ b``, by the solver registered for :class:`PolytopeProjection`."""
+    answer = solve_polytope_program(PolytopeProjection(A, b, v))
+    if not isinstance(answer, ProjectionAnswer):
+        raise ModelError(f"the solver registered for a PolytopeProjection returned a {type(answer).__name__}, "
+                         "not a ProjectionAnswer")
+    return answer
 
 
 def _minimize_linear(c: np.ndarray, A: np.ndarray, b: np.ndarray) -> LinearAnswer:
     """``min cᵀx s.t. A x ≤ b`` (x free)."""
-    return polytope_solver().minimize_linear(c, A, b, [(None, None)] * A.shape[1])
+    return minimize_linear(c, A, b, [(None, None)] * A.shape[1])
 
 
 @dataclass(frozen=True, init=False, eq=False)
@@ -435,8 +471,8 @@ class HPolytope(ConstraintSet):
 
     Notes
     -----
-    The LMO solves the LP ``min ⟨g, v⟩ s.t. A v ≤ b`` with the installed
-    :class:`PolytopeSolver` (default: HiGHS through scipy, :mod:`dpopt.backends.lp`;
+    The LMO solves the LP ``min ⟨g, v⟩ s.t. A v ≤ b`` with :func:`solve_polytope_program`
+    (HiGHS through scipy, :mod:`dpopt.backends.polytope_programs`;
     mechanisms use the backend their ``solver=`` names, on the same LP compiled by
     :mod:`dpopt.compile.polytope_program`); at construction one LP per direction
     ``±e_i`` gives the bounding box (2p LPs), which proves boundedness and gives
@@ -527,7 +563,7 @@ class HPolytope(ConstraintSet):
         c = np.zeros(self.dim + 1)
         c[-1] = -1.0
         A_ext = np.hstack([self.A, norms[:, None]])
-        res = polytope_solver().minimize_linear(c, A_ext, self.b, [(None, None)] * self.dim + [(0, None)])
+        res = minimize_linear(c, A_ext, self.b, [(None, None)] * self.dim + [(0, None)])
         if res.status != "optimal" or res.x is None:  # pragma: no cover - bounded, non-empty: always solves
             return 0.5 * (self._box[0] + self._box[1])
         return np.asarray(res.x[: self.dim], dtype=np.float64)
@@ -565,7 +601,7 @@ class HPolytope(ConstraintSet):
     def _project(self, v: np.ndarray) -> np.ndarray:
         if np.all(self.A @ v <= self.b):
             return v.copy()
-        res = polytope_solver().project(self.A, self.b, v)
+        res = project_onto_polytope(self.A, self.b, v)
         if not res.converged:
             warnings.warn(f"HPolytope projection: the iterative solver stopped early ({res.message})",
                           RuntimeWarning, stacklevel=3)

@@ -39,15 +39,15 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import Any
 
 import numpy as np
 
-from dpopt import plugins
 from dpopt.errors import ModelError
 from dpopt.modeling.constraint_set import GaussianWidth
 from dpopt.modeling.gaussian_width import expected_max_abs_gaussian
-from dpopt.modeling.structured_sets import LinearAnswer, polytope_solver
+from dpopt.modeling.structured_sets import LinearAnswer, minimize_linear
 
 __all__ = [
     "CallableSetFunction",
@@ -61,6 +61,7 @@ __all__ = [
     "check_submodular",
     "dual_norm",
     "dual_norm_argmax",
+    "dual_norm_program",
     "greedy",
     "lovasz",
     "omega",
@@ -651,9 +652,9 @@ def polyhedron_lmo(F: SetFunction, g: np.ndarray, *, maximize: bool = False) -> 
 
 
 def nonnegative_lp(c: np.ndarray, A: Any, b: np.ndarray, what: str) -> LinearAnswer:
-    """``min ⟨c, x⟩ s.t. A x ≤ b, x ≥ 0`` by the installed polytope solver
-    (:func:`dpopt.modeling.structured_sets.polytope_solver`: HiGHS from :mod:`dpopt.backends.lp`)."""
-    ans = polytope_solver().minimize_linear(c, A, b, [(0.0, None)] * A.shape[1])
+    """``min ⟨c, x⟩ s.t. A x ≤ b, x ≥ 0`` by :func:`~dpopt.modeling.structured_sets.minimize_linear`
+    (HiGHS from :mod:`dpopt.backends.polytope_programs`)."""
+    ans = minimize_linear(c, A, b, [(0.0, None)] * A.shape[1])
     if ans.status != "optimal" or ans.x is None:  # pragma: no cover - bounded and feasible by construction
         raise ModelError(f"the {what} LP did not solve ({ans.message})")
     return ans
@@ -663,12 +664,30 @@ def subset_masks(p: int) -> np.ndarray:
     return ((np.arange(1, 2**p)[:, None] >> np.arange(p)[None, :]) & 1).astype(bool)
 
 
+@singledispatch
+def dual_norm_program(F: SetFunction, a: np.ndarray) -> tuple[float, np.ndarray, bool]:
+    """``(Ω*(a), θ, converged)`` for ``a ≥ 0`` beyond the closed forms and enumeration, by the
+    algorithm registered for the set function's type.
+
+    The modeling layer only names the question; a higher layer registers its algorithm with
+    ``@dual_norm_program.register`` (:mod:`dpopt.numerics.submodular_lp` registers constraint
+    generation over greedy vertices for every :class:`SetFunction`, imported with this module).
+
+    Raises
+    ------
+    ModelError
+        For a type no algorithm is registered for.
+    """
+    raise ModelError(f"no dual-norm program is registered for a {type(F).__name__}: register one with "
+                     "@dpopt.modeling.submodular.dual_norm_program.register")
+
+
 def dual_norm(F: SetFunction, s: np.ndarray) -> float:
     """``Ω*(s) = max_{A≠∅} |s|(A)/F(A)``: the gauge of |P|(F).
 
     Closed forms for the families; an exact LP for overlapping coverage;
-    enumeration of all subsets for p ≤ 8; otherwise the exact LP by constraint
-    generation over greedy vertices (:func:`dpopt.numerics.submodular_lp.cutting_plane_dual`).
+    enumeration of all subsets for p ≤ 8; otherwise :func:`dual_norm_program` (the exact LP by
+    constraint generation over greedy vertices, :func:`dpopt.numerics.submodular_lp.cutting_plane_dual`).
     """
     a = np.abs(_vector(s, F.p, "s"))
     closed = F._dual_norm(a)
@@ -678,7 +697,7 @@ def dual_norm(F: SetFunction, s: np.ndarray) -> float:
         masks = subset_masks(F.p)
         vals = np.array([F.value_mask(m) for m in masks])
         return float(np.max(masks.astype(float) @ a / vals))
-    return plugins.routine(plugins.SUBMODULAR_DUAL_LP)(F, a)[0]
+    return dual_norm_program(F, a)[0]
 
 
 def dual_norm_argmax(F: SetFunction, s: np.ndarray) -> np.ndarray:
@@ -693,7 +712,7 @@ def dual_norm_argmax(F: SetFunction, s: np.ndarray) -> np.ndarray:
             k = int(np.argmax(masks.astype(float) @ a / vals))
             theta = masks[k] / vals[k]
         else:
-            theta = plugins.routine(plugins.SUBMODULAR_DUAL_LP)(F, a)[1]
+            theta = dual_norm_program(F, a)[1]
     sign = np.where(s >= 0, 1.0, -1.0)
     return sign * theta
 

@@ -13,7 +13,7 @@ submodular polyhedra (:mod:`~dpopt.numerics.submodular_lp`).
 
 It imports :mod:`dpopt.modeling` and nothing above it (:mod:`dpopt.compile`,
 :mod:`dpopt.backends`, :mod:`dpopt.mechanisms`); a routine that needs a solver (the q-norm
-potential's weights, a polytope's linear program) reaches it through
-:mod:`dpopt.plugins`.  Nothing here knows about privacy: the mechanisms calibrate
+potential's weights) names it as a ``functools.singledispatch`` function that the higher layer
+registers its algorithm with (:func:`~dpopt.numerics.potentials.vertex_weights`).  Nothing here knows about privacy: the mechanisms calibrate
 and charge, these routines compute.
 """

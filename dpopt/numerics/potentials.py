@@ -38,14 +38,13 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import singledispatch
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpopt import plugins
 from dpopt.errors import ModelError
 from dpopt.modeling.constraint_set import ConstraintSet
 
@@ -60,6 +59,7 @@ __all__ = [
     "QNormPotential",
     "default_potential",
     "make_potential",
+    "vertex_weights",
 ]
 
 
@@ -256,22 +256,6 @@ class EntropyPotential(Potential):
 # ---------------------------------------------------------------------------
 
 
-#: ``(V, θ, q) ↦ argmin ‖α‖_q s.t. Vᵀα = θ``: the q-norm potential's weights
-WeightSolver = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
-
-
-def install_weight_solver(solver: WeightSolver) -> None:
-    """Make ``solver`` the one every :class:`QNormPotential` uses for its vertex weights."""
-    plugins.install(plugins.QNORM_WEIGHTS, solver)
-
-
-def weight_solver() -> WeightSolver:
-    """The installed weight solver (:data:`dpopt.plugins.QNORM_WEIGHTS`; the default,
-    :mod:`dpopt.compile.qnorm_weights`, is imported on first use)."""
-    solver: WeightSolver = plugins.routine(plugins.QNORM_WEIGHTS)
-    return solver
-
-
 def claim_3_5_exponent(k: int) -> float:
     """q = ln k/(ln k − 1) (Claim 3.5), clamped to 2 and rounded to a small rational.
 
@@ -330,9 +314,9 @@ class QNormPotential(Potential):
         return 2.0 * self.coef * norm ** (2.0 - self.q) * np.sign(alpha) * np.abs(alpha) ** (self.q - 1.0)
 
     def weights(self, theta: np.ndarray) -> np.ndarray:
-        """Minimal-ℓq signed weights α with Vᵀα = θ, from the installed weight solver
-        (:func:`weight_solver`: SLSQP in :mod:`dpopt.compile.qnorm_weights`; small k only)."""
-        return weight_solver()(self.V, np.asarray(theta, dtype=np.float64), self.q)
+        """Minimal-ℓq signed weights α with Vᵀα = θ, by :func:`vertex_weights` (SLSQP in
+        :mod:`dpopt.compile.qnorm_weights`; small k only)."""
+        return vertex_weights(self, np.asarray(theta, dtype=np.float64))
 
     def point(self, theta: np.ndarray) -> MirrorPoint:
         theta = np.asarray(theta, dtype=np.float64)
@@ -358,6 +342,23 @@ class QNormPotential(Potential):
 # ---------------------------------------------------------------------------
 # Separable power potentials: group-ℓ1 balls (BTN13 5.3.3) and nuclear-norm balls (5.2.3)
 # ---------------------------------------------------------------------------
+
+
+@singledispatch
+def vertex_weights(potential: QNormPotential, theta: np.ndarray) -> np.ndarray:
+    """``argmin ‖α‖_q s.t. Vᵀα = θ``: the signed vertex weights of a q-norm potential at θ.
+
+    A small smooth program that needs a solver, so this layer only names it: the compile layer
+    registers the algorithm for the potential's type with ``@vertex_weights.register``
+    (:mod:`dpopt.compile.qnorm_weights`, SLSQP, imported with this module by the package root).
+
+    Raises
+    ------
+    ModelError
+        For a potential type no algorithm is registered for.
+    """
+    raise ModelError(f"no vertex-weight program is registered for a {type(potential).__name__}: register one "
+                     "with @dpopt.numerics.potentials.vertex_weights.register")
 
 
 def power_ball_step(norms: np.ndarray, s: float, a: float) -> np.ndarray:

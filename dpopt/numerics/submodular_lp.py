@@ -3,16 +3,18 @@
 For a non-decreasing submodular F (:mod:`dpopt.modeling.submodular`), the dual norm
 ``Ω*(s) = max_{A≠∅} |s|(A)/F(A)`` has closed forms for the families and is computed by
 enumeration for small p; otherwise :func:`cutting_plane_dual` solves the exact linear
-program by constraint generation over greedy bases (the linear programs go to the
-installed polytope solver, :func:`dpopt.modeling.structured_sets.polytope_solver`).
+program by constraint generation over greedy bases (the linear programs go to
+:func:`dpopt.modeling.structured_sets.minimize_linear`).
 This module also lists the vertices of ``|P|(F)`` (:func:`polyhedron_vertices`), bounds
 its ℓ2 radius (:func:`polyhedron_l2_radius`) and estimates its Gaussian width
 ``G_{|P|(F)} = E Ω∞(g)`` (:func:`polyhedron_gaussian_width`), the quantity of
 Thm. 1 and Lemma 1 of Kumar and Deisenroth (2019).
 
-Importing the module installs :func:`cutting_plane_dual` as the dual-norm program that
-:func:`dpopt.modeling.submodular.dual_norm` uses beyond its closed forms
-(:mod:`dpopt.plugins`).
+The module registers :func:`cutting_plane_dual` for every
+:class:`~dpopt.modeling.submodular.SetFunction` with
+:func:`dpopt.modeling.submodular.dual_norm_program`, which
+:func:`~dpopt.modeling.submodular.dual_norm` calls beyond its closed forms (the package root
+imports this module right after :mod:`dpopt.modeling.submodular`).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ import math
 
 import numpy as np
 
-from dpopt import plugins
 from dpopt.errors import ModelError
 from dpopt.modeling.constraint_set import GaussianWidth
 from dpopt.modeling.submodular import (
     ENUMERATE_MAX_P,
     SetFunction,
     VertexBlocks,
+    dual_norm_program,
     greedy,
     lovasz,
     nonnegative_lp,
@@ -170,4 +172,8 @@ def polyhedron_gaussian_width(F: SetFunction, *, n_samples: int = 4000, confiden
     return GaussianWidth(mean, mean - half, mean + half, "monte-carlo", n_samples, float(confidence))
 
 
-plugins.install(plugins.SUBMODULAR_DUAL_LP, cutting_plane_dual)
+
+@dual_norm_program.register
+def _dual_norm_by_cutting_planes(F: SetFunction, a: np.ndarray) -> tuple[float, np.ndarray, bool]:
+    """The dual-norm program of every set function: :func:`cutting_plane_dual`."""
+    return cutting_plane_dual(F, a)

@@ -36,7 +36,7 @@ ROOT = Path(dpopt.__file__).resolve().parent
 
 #: the layers, lowest first: a module is in the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("dpopt.errors", "dpopt.plugins", "dpopt._lazy", "dpopt._threads", "dpopt.progress",
+    ("base", ("dpopt.errors", "dpopt._lazy", "dpopt._threads", "dpopt.progress",
               "dpopt.executors", "dpopt.discovery")),
     ("modeling", ("dpopt.modeling",)),
     ("numerics", ("dpopt.numerics",)),

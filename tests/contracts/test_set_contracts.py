@@ -529,13 +529,9 @@ def test_an_unknown_mirror_potential_declaration_is_refused_by_name() -> None:
         make_potential("entropy", ShiftedL2Ball(np.zeros(2), 1.0))
 
 
-class _NoSolver:
-    """A polytope solver that fails: a closed-form LMO must not reach it."""
-
-    def minimize_linear(self, *args: object) -> None:
-        raise AssertionError("a closed-form LMO called the polytope solver")
-
-    project = minimize_linear
+def _no_solver(program: object) -> None:
+    """A polytope program solver that fails: a closed-form LMO must not reach it."""
+    raise AssertionError("a closed-form LMO called the polytope solver")
 
 
 def test_lmo_declarations_match_how_the_lmo_is_solved(cset: ConstraintSet) -> None:
@@ -547,14 +543,17 @@ def test_lmo_declarations_match_how_the_lmo_is_solved(cset: ConstraintSet) -> No
     assert cset.project_solver_points or not cset.exact_projection
     rng = np.random.default_rng(16)
     gs = rng.standard_normal((3, cset.dim))
-    if cset.closed_form_lmo:  # no solver: the LMO runs with a failing polytope solver installed
-        saved = structured_sets.polytope_solver()
-        structured_sets.install_polytope_solver(_NoSolver())  # type: ignore[arg-type]
+    if cset.closed_form_lmo:  # no solver: the LMO runs with a failing polytope solver registered
+        solve = structured_sets.solve_polytope_program
+        saved = {kind: solve.dispatch(kind) for kind in (structured_sets.PolytopeLP, structured_sets.PolytopeProjection)}
+        for kind in saved:
+            solve.register(kind, _no_solver)
         try:
             for g in gs:
                 cset.lmo(g)
         finally:
-            structured_sets.install_polytope_solver(saved)
+            for kind, solver in saved.items():
+                solve.register(kind, solver)
     if cset.lmo_is_lp:  # the compiled LP that Frank–Wolfe solves with a backend answers the same
         backend, _ = programs.resolve_lp_backend("scipy-lp")
         prepared = programs.prepare_polytope_lmo(backend, cset)  # type: ignore[arg-type]
