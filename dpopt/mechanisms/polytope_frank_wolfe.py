@@ -57,9 +57,10 @@ __all__ = ["PolytopeFrankWolfe", "noisy_max_frank_wolfe"]
 def noisy_max_frank_wolfe(oracle: Any, scorer: VertexScorer, steps: int, select: Callable[[np.ndarray], int],
                           rule: str) -> np.ndarray:
     """Run T noisy-argmin Frank–Wolfe steps; ``select(scores)`` is the private argmin of a step
-    (:meth:`ExactSelector.bind`)."""
+    (:meth:`ExactSelector.bind`).  The scores are written into one array, reused every step."""
+    scores = np.empty(scorer.n_candidates)
     for t in counted(steps, "Frank–Wolfe iterations"):
-        choice = select(scorer.scores(oracle.gradient()))
+        choice = select(scorer.scores(oracle.gradient(), out=scores))
         oracle.advance(step_size(t, steps, rule), scorer, int(choice))
     return np.asarray(oracle.theta)
 

@@ -46,8 +46,9 @@ class VertexScorer:
         self.n_candidates = int(self.V.shape[0])
         self.l1_radius = float(np.max(np.abs(self.V).sum(axis=1)))
 
-    def scores(self, g: np.ndarray) -> np.ndarray:
-        return np.asarray(self.V @ g)
+    def scores(self, g: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The scores ⟨s, g⟩ of every vertex (into ``out``, shape (n_candidates,), when given)."""
+        return np.asarray(self.V @ g) if out is None else np.matmul(self.V, g, out=out)
 
     def vertex(self, i: int) -> np.ndarray:
         return self.V[i].copy()
@@ -63,8 +64,11 @@ class L1BallScorer(VertexScorer):
         self.n_candidates = 2 * dim
         self.l1_radius = self.r
 
-    def scores(self, g: np.ndarray) -> np.ndarray:
-        return np.concatenate([self.r * g, -self.r * g])
+    def scores(self, g: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        out = np.empty(self.n_candidates) if out is None else out
+        np.multiply(g, self.r, out=out[:self.dim])
+        np.multiply(g, -self.r, out=out[self.dim:])
+        return out
 
     def coordinate(self, i: int) -> tuple[int, float]:
         return (i, self.r) if i < self.dim else (i - self.dim, -self.r)
@@ -84,8 +88,8 @@ class SimplexScorer(VertexScorer):
         self.n_candidates = dim
         self.l1_radius = self.scale
 
-    def scores(self, g: np.ndarray) -> np.ndarray:
-        return self.scale * g
+    def scores(self, g: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        return np.multiply(g, self.scale, out=out)
 
     def vertex(self, i: int) -> np.ndarray:
         out = np.zeros(self.dim)
@@ -181,13 +185,16 @@ class CoordinateGradient:
     def __init__(self, oracle: IncrementalLassoGradient | DirectLassoGradient) -> None:
         self.oracle = oracle
         self.l1_radius: float | None = None
+        # the incremental gradient is written into one array, reused by the next call
+        self._out = {"out": np.empty(oracle.p)} if isinstance(oracle, IncrementalLassoGradient) else {}
 
     @property
     def theta(self) -> np.ndarray:
         return self.oracle.theta
 
     def gradient(self) -> np.ndarray:
-        return self.oracle.gradient(l1_radius=self.l1_radius)
+        """The gradient at the current iterate (for the incremental oracle, an array the next call overwrites)."""
+        return self.oracle.gradient(l1_radius=self.l1_radius, **self._out)
 
     def advance(self, mu: float, scorer: VertexScorer, i: int) -> None:
         assert isinstance(scorer, L1BallScorer)

@@ -54,8 +54,12 @@ def l1_retraction(theta: np.ndarray, radius: float | None) -> float:
     """
     if radius is None:
         return 1.0
-    norm = float(np.abs(theta).sum())
-    return 1.0 if norm <= radius else radius / norm * (1.0 - 1e-12)  # margin: rounding stays inside
+    return _retraction_factor(float(np.abs(theta).sum()), radius)
+
+
+def _retraction_factor(norm: float, radius: float) -> float:
+    """``min(1, r/‖θ‖₁)`` from the norm, with a margin so that rounding stays inside."""
+    return 1.0 if norm <= radius else radius / norm * (1.0 - 1e-12)
 
 
 def _as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
@@ -136,6 +140,8 @@ class IncrementalLassoGradient:
         self.lam = float(lam)
         self._sparse = sp.issparse(Xm)
         self._Xty = np.asarray(Xm.T @ np.asarray(y, dtype=np.float64)).ravel()
+        self._Xty_scaled = (2.0 / self.n) * self._Xty
+        self._scratch = np.empty(self.p)  # per-step work array (gradient, step)
         self._cache: dict[int, Any] = {}
         self._gram: np.ndarray | None = None
         if gram not in ("auto", "dense", "columns"):
@@ -161,13 +167,18 @@ class IncrementalLassoGradient:
         """The current iterate (a copy)."""
         return self._a * self._v
 
-    def gradient(self, *, l1_radius: float | None = None) -> np.ndarray:
+    def gradient(self, *, l1_radius: float | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """``(2/n)(XᵀXθ − Xᵀy) + λθ`` in O(p), taken at ``θ · min(1, r/‖θ‖₁)`` when
-        ``l1_radius`` r is given (see :func:`l1_retraction`; the gradient is affine in θ)."""
-        a = self._a * l1_retraction(self._a * self._v, l1_radius)
-        g = (2.0 * a / self.n) * self._w - (2.0 / self.n) * self._Xty
+        ``l1_radius`` r is given (see :func:`l1_retraction`; the gradient is affine in θ).
+        Written into ``out`` (shape (p,)) when given, with no other allocation."""
+        a = self._a
+        if l1_radius is not None:
+            np.multiply(self._v, a, out=self._scratch)  # θ = a·v, as l1_retraction(a·v) forms it
+            a *= _retraction_factor(float(np.add.reduce(np.abs(self._scratch, out=self._scratch))), l1_radius)
+        g = np.multiply(self._w, 2.0 * a / self.n, out=out)
+        np.subtract(g, self._Xty_scaled, out=g)
         if self.lam:
-            g += (self.lam * a) * self._v
+            g += np.multiply(self._v, self.lam * a, out=self._scratch)
         return g
 
     def _column(self, j: int) -> Any:
@@ -214,4 +225,4 @@ class IncrementalLassoGradient:
             idx, vals = col
             self._w[idx] += c * vals
         else:
-            self._w += c * col
+            self._w += np.multiply(col, c, out=self._scratch)

@@ -14,6 +14,7 @@ reads the raw output of ``numpy.random.PCG64DXSM(seed)``, reproducible bit for b
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -23,6 +24,8 @@ _FIRST_BLOCK = 1 << 10
 _LARGEST_BLOCK = 1 << 14
 _TWO32 = np.uint64(1 << 32)
 _NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+#: a uint64 view of two uint32 words [a, b] is a | b << 32 on a little-endian machine
+_LITTLE = sys.byteorder == "little"
 
 
 class BitStream:
@@ -73,6 +76,20 @@ class BitStream:
         """``count`` uniform uint64 words."""
         return self.words(2 * count).view(np.uint64)
 
+    def word_list(self, count: int) -> list[int]:
+        """``count`` uniform 32-bit words as Python ints: the values of :meth:`words`, read
+        straight from the buffer (no array) when it holds them."""
+        start = self._used
+        if self._buffer.size - start >= count:
+            self._used = start + count
+            return self._buffer[start:start + count].tolist()  # type: ignore[no-any-return]
+        return self.words(count).tolist()  # type: ignore[no-any-return]
+
+    def word64(self) -> int:
+        """One uniform 64-bit word as a Python int: the value ``int(words64(1)[0])``."""
+        first, second = self.word_list(2)
+        return first | (second << 32) if _LITTLE else (first << 32) | second
+
     def below(self, n: int) -> int:
         """One exactly uniform Python int in {0, …, n − 1} (n ≥ 1, any size)."""
         k = (n - 1).bit_length()
@@ -81,7 +98,7 @@ class BitStream:
         count = (k + 31) // 32
         while True:
             value = 0
-            for word in self.words(count).tolist():
+            for word in self.word_list(count):
                 value = (value << 32) | word
             value >>= 32 * count - k
             if value < n:

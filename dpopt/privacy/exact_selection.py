@@ -87,11 +87,13 @@ from typing import Literal
 import numpy as np
 
 from dpopt.errors import PrivacyParameterError
+from dpopt.privacy.bits import BitStream
 from dpopt.privacy.exact import ExactSampler, sampler_for
 from dpopt.privacy.exp_trials import below_exp, below_exp_one
 from dpopt.privacy.grid import grid_step
 
 __all__ = [
+    "BoundSelector",
     "ExactSelector",
     "bernoulli_exp_dyadic",
     "dyadic_ceil",
@@ -197,18 +199,46 @@ def dyadic_ceil(value: Fraction, bits: int = 32) -> Fraction:
 # ----------------------------------------------------------------------------- the rules
 
 
-def _envelope(d: np.ndarray, eta: float, top: int) -> np.ndarray:
-    """e_i = min(⌊η·d_i·log2(e)⌋, top), computed from below: the two rounded products stay
-    below η·d_i·log2(e) because the constant is below log2(e)·(1 − 2^-46)."""
-    y = d.astype(np.float64)  # exact: d ≤ 2^53
-    y *= eta * _LOG2E_BELOW
+def _envelope(d: np.ndarray, eta: float, top: int, y: np.ndarray | None = None,
+              e: np.ndarray | None = None) -> np.ndarray:
+    """e_i = min(⌊η·d_i·log2(e)⌋, top) as int64 for integers 0 ≤ d_i ≤ 2^53 (int64 or float64),
+    computed from below: the two rounded products stay below η·d_i·log2(e) because the constant
+    is below log2(e)·(1 − 2^-46).  Written into ``e`` when given, with ``y`` (float64) as scratch."""
+    y = np.multiply(d, eta * _LOG2E_BELOW, out=y, dtype=np.float64)  # d as a double is exact: d ≤ 2^53
     np.minimum(y, float(top), out=y)
-    return y.astype(np.int64)
+    if e is None:
+        return y.astype(np.int64)
+    np.copyto(e, y, casting="unsafe")  # y ≥ 0: truncation is ⌊y⌋
+    return e
+
+
+def _cumulative(e: np.ndarray, top: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The cumulative sums of c_j = 2^(top − e_j) ≥ e^{−x_j}·2^top (int64; into ``out`` when given)."""
+    out = np.right_shift(np.int64(1 << top), e, out=out)
+    return np.cumsum(out, out=out)
 
 
 def _exponent(a: int, d: int, m: int) -> Fraction:
     """x = η'·d exactly, η' = a/2^m."""
     return Fraction(a * d, 1 << m)
+
+
+def _top(candidates: int) -> int:
+    """T = 62 − ⌈log2(candidates)⌉: Σ c ≤ candidates·2^T ≤ 2^62."""
+    return 62 - (candidates - 1).bit_length()
+
+
+def _draw_one(bits: BitStream, cum: np.ndarray, d: np.ndarray, e: np.ndarray, a: int, m: int) -> int:
+    """The rejection rounds of one row (module notes, item 2), one proposal at a time in Python:
+    propose j with probability c_j/C (a uniform integer below C = cum[−1] located in the
+    cumulative sums), accept it with probability e^{−x_j}·2^{e_j}, x_j = d_j·a/2^m."""
+    total, eta_f = int(cum[-1]), a / 2.0**m
+    while True:
+        j = int(cum.searchsorted(bits.below(total), "right"))
+        u = bits.word64() >> 11
+        dj = int(d[j])  # exact: an integer ≤ 2^53 (int64 or float64)
+        if below_exp_one(bits, u, dj * eta_f, int(e[j]), functools.partial(_exponent, a, dj, m)):
+            return j
 
 
 def exponential_mechanism(sampler: ExactSampler, units: np.ndarray, eta: Fraction) -> np.ndarray:
@@ -233,17 +263,12 @@ def exponential_mechanism(sampler: ExactSampler, units: np.ndarray, eta: Fractio
     a, m = dyadic_floor(eta)
     d = (k - k.min(axis=1, keepdims=True)).ravel()  # 0 ≤ d ≤ 2^53: exact as a double
     eta_f = a / 2.0**m  # η' = a/2^m, an exact double: x_j = d_j·η' is one rounding
-    top = 62 - (rows * n - 1).bit_length()  # Σ c ≤ rows·n·2^top ≤ 2^62
+    top = _top(rows * n)
     e = _envelope(d, eta_f, top)
-    cum = np.cumsum(np.right_shift(np.int64(1 << top), e))  # c_j = 2^(top − e_j) ≥ e^{−x_j}·2^top
+    cum = _cumulative(e, top)
 
     if rows == 1:  # one proposal at a time, in Python: the common case, and the cheapest
-        bits, total = sampler.bits, int(cum[-1])
-        while True:
-            j = int(np.searchsorted(cum, bits.below(total), side="right"))
-            u = int(bits.words64(1)[0]) >> 11
-            if below_exp_one(bits, u, float(d[j]) * eta_f, int(e[j]), functools.partial(_exponent, a, int(d[j]), m)):
-                return np.array([j], dtype=np.int64)
+        return np.array([_draw_one(sampler.bits, cum, d, e, a, m)], dtype=np.int64)
 
     def trials(flat: np.ndarray) -> np.ndarray:  # accept proposal j w.p. e^{−x_j}·2^{e_j} ≤ 1
         return below_exp(sampler.bits, d[flat] * eta_f, lambda i: Fraction(a * int(d[flat[i]]), 1 << m), e[flat])
@@ -350,11 +375,61 @@ class ExactSelector:
         return report_noisy_min_rows(sampler, units, self.t)
 
     def bind(self, rng: np.random.Generator) -> Callable[[np.ndarray], int]:
-        """``scores ↦ index`` drawing from the run's exact sampler (one :func:`sampler_for` call)."""
-        sampler = sampler_for(rng)
-        return lambda scores: self.argmin(sampler, scores)
+        """``scores ↦ index`` drawing from the run's exact sampler (one :func:`sampler_for` call):
+        a :class:`BoundSelector`, which reuses its work arrays from one call to the next."""
+        return BoundSelector(self, sampler_for(rng))
 
     def bind_rows(self, rng: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
         """``scores (rows, n) ↦ indices (rows,)`` drawing from the run's exact sampler."""
         sampler = sampler_for(rng)
         return lambda scores: self.argmin_rows(sampler, scores)
+
+
+class BoundSelector:
+    """:meth:`ExactSelector.argmin` on one sampler, for many 1-D score vectors of one length.
+
+    The exponential mechanism's steps (integer scores, differences to the minimum, envelope,
+    cumulative sums) run in place in work arrays kept from call to call, with the integer
+    scores held as float64 (exact: integers of magnitude ≤ 2^52, differences ≤ 2^53).  Every
+    step computes the same values as :func:`score_units` and :func:`exponential_mechanism` and
+    reads the bit stream in the same order, so a call returns what
+    ``selector.argmin(sampler, scores)`` returns, draw for draw (the same law, and a seeded
+    stream gives the same indices).  Report-noisy-min calls :meth:`ExactSelector.argmin`.
+
+    Parameters
+    ----------
+    selector : ExactSelector
+        The rule, grid and scale.
+    sampler : ExactSampler
+        The bit source.
+    """
+
+    def __init__(self, selector: ExactSelector, sampler: ExactSampler) -> None:
+        self.selector, self.sampler = selector, sampler
+        self._size = -1
+        self._eta = dyadic_floor(selector.eta) if selector.rule == "gumbel" else (0, 0)
+
+    def _arrays(self, size: int) -> None:
+        self._size, self._top = size, _top(size)
+        self._d, self._y = np.empty(size), np.empty(size)
+        self._e, self._cum = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+
+    def __call__(self, scores: np.ndarray) -> int:
+        """The private argmin of a 1-D score vector."""
+        s = np.asarray(scores, dtype=np.float64)
+        if self.selector.rule != "gumbel" or s.ndim != 1 or s.size == 0:
+            return self.selector.argmin(self.sampler, s)
+        if s.size != self._size:
+            self._arrays(s.size)
+        a, m = self._eta
+        d = self._d
+        np.divide(s, self.selector.gamma, out=d)  # score_units, in float64
+        np.rint(d, out=d)
+        low = np.minimum.reduce(d)
+        if not (-_LIMIT <= low and np.maximum.reduce(d) <= _LIMIT):  # a NaN fails both; else no clamp needed
+            np.fmin(d, float(_LIMIT), out=d)  # fmin(NaN, L) = L
+            np.fmax(d, -float(_LIMIT), out=d)
+            low = np.minimum.reduce(d)
+        np.subtract(d, low, out=d)  # d = k − k_min, exact
+        _envelope(d, a / 2.0**m, self._top, self._y, self._e)
+        return _draw_one(self.sampler.bits, _cumulative(self._e, self._top, self._cum), d, self._e, a, m)

@@ -76,3 +76,14 @@ def test_seeded_streams_repeat_and_secure_streams_read_the_os(monkeypatch: pytes
     calls.clear()
     BitStream(seed=1).below_array(7, 10)
     assert not calls
+
+
+def test_python_int_words_read_the_stream_like_the_arrays() -> None:
+    """word_list and word64 return the values words and words64 return, in stream order, across the
+    buffer's refills (so a seeded run reads the same bits whichever form a sampler uses)."""
+    a, b = BitStream(seed=5), BitStream(seed=5)
+    for i in range(12_000):  # ≈ 40,000 words: several refills of the growing buffer
+        if i % 3 == 0:
+            assert a.word_list(3) == b.words(3).tolist()
+        assert a.word64() == int(b.words64(1)[0])
+    assert a.words(5).tolist() == b.words(5).tolist()
