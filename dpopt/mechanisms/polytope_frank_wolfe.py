@@ -38,6 +38,7 @@ from dpopt.mechanisms.release import Release
 from dpopt.modeling.balls import L1Ball
 from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
+from dpopt.modeling.rows import map_label_block
 from dpopt.numerics.fw_oracles import (
     CoordinateGradient,
     L1BallScorer,
@@ -234,8 +235,9 @@ class PolytopeFrankWolfe(Mechanism):
         The same mechanism as :meth:`run` with ``SquaredLoss`` over ``L1Ball``,
         without building a :class:`~dpopt.Dataset` (which holds dense
         data only).  Declared bounds: ``‖x_i‖∞ ≤ x_bound`` and ``|y_i| ≤
-        y_bound``; entries outside them are clipped onto them, never refused
-        (a refusal would reveal the row).  ℓ1-Lipschitz constant over the ball:
+        y_bound``; entries outside them are clipped onto them and a NaN or
+        infinite entry is read as 0, never refused (a refusal would reveal
+        the row).  ℓ1-Lipschitz constant over the ball:
         ``L₁ = 2(r·x_bound + y_bound)·x_bound``.
 
         Parameters
@@ -268,9 +270,12 @@ class PolytopeFrankWolfe(Mechanism):
 def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[Any, np.ndarray]:
     """Validate shapes and map the data onto the declared bounds row by row.
 
-    Entries of X are clipped to [−x_bound, x_bound] (each row then has ‖x‖∞ ≤ x_bound) and
-    labels to [−y_bound, y_bound]: a row outside its declaration is mapped, never refused
-    for its values (refusing would reveal it).  Only shapes and NaN/inf are refused."""
+    A non-finite entry (NaN, ±inf) of X or y is read as 0, the rule of a column without a
+    declared missing-value policy on data read inside a run
+    (:func:`~dpopt.modeling.rows.map_feature_block`, ``map_label_block``); then entries of X are
+    clipped to [−x_bound, x_bound] (each row then has ‖x‖∞ ≤ x_bound) and labels to
+    [−y_bound, y_bound].  A row outside its declaration is mapped, never refused for its
+    values (refusing would reveal it); only shapes (public) are refused."""
     for value, name in ((x_bound, "x_bound"), (y_bound, "y_bound")):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
             raise MechanismError(f"{name} must be a positive finite number (a declared public bound)")
@@ -279,15 +284,19 @@ def _check_lasso_data(X: Any, y: Any, x_bound: float, y_bound: float) -> tuple[A
     if Xm.ndim != 2 or yv.shape != (Xm.shape[0],) or Xm.shape[0] == 0 or Xm.shape[1] == 0:
         raise DataError(f"X must be (n, p) and y (n,), got shapes {Xm.shape} and {yv.shape}")
     values = Xm.data if sp.issparse(Xm) else Xm
-    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(yv))):
-        raise DataError("X or y contains NaN or inf entries")
-    if values.size and float(np.max(np.abs(values))) > x_bound:
+    if values.size and not (float(np.max(np.abs(values))) <= x_bound):  # also true for a NaN or inf
         if sp.issparse(Xm):
             Xm = Xm.copy()
-            np.clip(Xm.data, -x_bound, x_bound, out=Xm.data)
+            Xm.data = _onto_bound(Xm.data, x_bound)
         else:
-            Xm = np.clip(Xm, -x_bound, x_bound)
-    return Xm, np.clip(yv, -y_bound, y_bound)
+            Xm = _onto_bound(Xm, x_bound)
+    return Xm, map_label_block(yv, y_bound, True)
+
+
+def _onto_bound(values: np.ndarray, bound: float) -> np.ndarray:
+    """A copy of ``values`` with non-finite entries read as 0 and the rest clipped to [−bound, bound]."""
+    out = np.where(np.isfinite(values), values, 0.0)
+    return np.clip(out, -bound, bound, out=out)
 
 
 # ---------------------------------------------------------------------------

@@ -82,8 +82,8 @@ class BitStream:
         start = self._used
         if self._buffer.size - start >= count:
             self._used = start + count
-            return self._buffer[start:start + count].tolist()  # type: ignore[no-any-return]
-        return self.words(count).tolist()  # type: ignore[no-any-return]
+            return self._buffer[start:start + count].tolist()
+        return self.words(count).tolist()
 
     def word64(self) -> int:
         """One uniform 64-bit word as a Python int: the value ``int(words64(1)[0])``."""
