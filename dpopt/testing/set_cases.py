@@ -4,7 +4,8 @@
 of small instances (the set contract suite fails for a class without one); :class:`ShiftedL2Ball`
 is a set written the way a user outside dpopt's modeling layer writes one, registered through
 the extension points (its cvxpy encoding with :func:`~dpopt.compile.cvxpy_program.set_constraints`),
-so every suite that runs over :data:`SET_CASES` runs it too.  Discovery of dpopt's own sets leaves
+so every suite that runs over :data:`SET_CASES` runs it too.  :func:`set_functions` gives one
+submodular set function of each family (the submodular norms' and their encodings' tests).  Discovery of dpopt's own sets leaves
 this module out (``exclude=("dpopt.testing",)``).
 """
 
@@ -30,12 +31,13 @@ from dpopt.modeling.submodular import (
     ConcaveCardinality,
     GroupCoverage,
     Indicator,
+    SetFunction,
 )
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
 from dpopt.modeling.vertex_polytope import VertexPolytope
 
 __all__ = ["EXTERNAL_FIXTURES", "NORMS", "ORD", "REGULARIZER_FIXTURES", "REG_CASES", "SET_CASES",
-           "SET_FIXTURES", "ShiftedL2Ball", "general_F", "hpolytope"]
+           "SET_FIXTURES", "ShiftedL2Ball", "as_generic", "general_F", "hpolytope", "set_functions"]
 
 NORMS: tuple[Norm, ...] = (1, 2, "inf")
 ORD = {1: 1, 2: 2, "inf": np.inf}
@@ -153,3 +155,18 @@ EXTERNAL_FIXTURES: dict[str, Callable[[], ConstraintSet]] = {
 
 SET_CASES = {name: f for per_class in SET_FIXTURES.values() for name, f in per_class.items()} | EXTERNAL_FIXTURES
 REG_CASES = {name: case for per_class in REGULARIZER_FIXTURES.values() for name, case in per_class.items()}
+
+
+def set_functions(p: int = 6) -> list[SetFunction]:
+    """One submodular set function on ``p`` elements of each family, the last one generic."""
+    return [
+        Cardinality(p, 1.5), Indicator(p, 0.7), ConcaveCardinality(p, np.sqrt(np.arange(p + 1))),
+        GroupCoverage(p, [[0, 1, 2], [2, 3], [4, p - 1], [0, p - 1]], [1.0, 2.0, 1.5, 0.5]),
+        GroupCoverage(p, [[0, 1], [2, 3, 4], list(range(5, p)) or [4]]), ChainCut(p, 0.5, 0.2),
+        CallableSetFunction(p, lambda m: math.sqrt(min(m.sum(), 3)) + float(m[:2].any()), name="mix"),
+    ]
+
+
+def as_generic(F: SetFunction) -> CallableSetFunction:
+    """``F`` with no closed form: its values only (the cvxpy compiler's constraint-generation LP)."""
+    return CallableSetFunction(F.p, F.value_mask, name="generic")

@@ -1,5 +1,5 @@
-"""The fast path of private linear fits: exact row aggregation and its cache, the scipy
-backend's (projected) Newton method, solver="auto" choosing it, and BLAS thread limiting.
+"""The fast path of private linear fits: the scipy backend's (projected) Newton method,
+solver="auto" choosing it, and BLAS thread limiting (row aggregation: tests/compile/test_aggregate.py).
 
 No timing here: the speed itself is measured by ``dpopt bench speed``."""
 
@@ -12,24 +12,12 @@ from dpopt.backends import scipy_backend as sb
 from dpopt.backends.profiles import resolve
 from dpopt.backends.result import Limit, SolveOptions
 from dpopt.compile import aggregate
-from dpopt.compile.aggregate import aggregate_rows, glm_design
+from dpopt.compile.aggregate import glm_design
 from dpopt.modeling.perturbation import Perturbation
 from dpopt.numerics.certificates import certify
+from dpopt.testing.tables import onehot_table
 
 TOL = 1e-6  # the mechanisms' default distance tolerance
-
-
-def _onehot_data(n: int = 400, seed: int = 0) -> dp.Dataset:
-    """Rows like the standard Adult encoding (2 one-hot blocks + 2 numeric), norm ≤ 1, with duplicates."""
-    rng = np.random.default_rng(seed)
-    a, b = rng.integers(0, 3, n), rng.integers(0, 4, n)
-    X = np.zeros((n, 9))
-    X[np.arange(n), a] = 1.0
-    X[np.arange(n), 3 + b] = 1.0
-    X[:, 7:] = rng.integers(0, 3, (n, 2)) / 2.0  # few levels: many identical rows
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = np.where(X @ rng.normal(size=9) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
-    return dp.Dataset(X, y, x_bound=1.0, y_bound=1.0)
 
 
 def _perturbed(data: dp.Dataset, *, radius: float | None, lam: float = 1e-2, seed: int = 1,
@@ -41,71 +29,8 @@ def _perturbed(data: dp.Dataset, *, radius: float | None, lam: float = 1e-2, see
     return p.with_perturbation(Perturbation(p.dim, b=b, zeta=0.01, theta0=np.zeros(p.dim)))
 
 
-# -- aggregation ------------------------------------------------------------------------
-
-
-def test_aggregation_merges_exactly_equal_rows_and_keeps_the_objective():
-    data = _onehot_data()
-    Xu, yu, c = aggregate_rows(data.X, data.y)
-    assert c.sum() == data.n and len(c) < data.n
-    assert len({(*r, label) for r, label in zip(map(tuple, Xu), yu, strict=True)}) == len(c)  # all distinct
-    t = np.random.default_rng(3).normal(size=data.n_features)
-    full = np.logaddexp(0, -data.y * (data.X @ t)).sum()
-    assert (c * np.logaddexp(0, -yu * (Xu @ t))).sum() == pytest.approx(full, rel=1e-12)
-
-
-def test_sorted_aggregation_equals_numpy_unique():
-    data = _onehot_data(seed=11)
-    uniq, counts = np.unique(np.column_stack([data.X, data.y]), axis=0, return_counts=True)
-    Xu, yu, c = aggregate_rows(data.X, data.y)
-    assert np.array_equal(Xu, uniq[:, :-1]) and np.array_equal(yu, uniq[:, -1]) and np.array_equal(c, counts)
-
-
-def test_aggregation_treats_negative_zero_as_zero():
-    X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0]])
-    _, _, c = aggregate_rows(X, np.array([1.0, 1.0, 1.0]))
-    assert sorted(c) == [1.0, 2.0]
-
-
-def test_hash_collisions_fall_back_to_the_exact_grouping(monkeypatch):
-    data = _onehot_data(n=200, seed=5)
-    expected = np.unique(np.column_stack([data.X, data.y]), axis=0, return_counts=True)[1]
-    monkeypatch.setattr(aggregate, "_row_keys", lambda Z: np.zeros(Z.shape[0], dtype=np.uint64))
-    _, _, c = aggregate_rows(data.X, data.y)
-    assert sorted(c) == sorted(expected.astype(float))
-
-
-def test_design_is_cached_per_dataset_and_products_match_the_rows():
-    data = _onehot_data(seed=2)
-    d1, d2 = glm_design(data.X, data.y), glm_design(data.X, data.y)
-    assert d1 is d2
-    t = np.random.default_rng(0).normal(size=data.n_features)
-    r = np.random.default_rng(1).normal(size=d1.n_rows)
-    assert np.allclose(d1.matvec(t), d1.X @ t) and np.allclose(d1.rmatvec(r), d1.X.T @ r)
-    w = np.random.default_rng(2).random(d1.n_rows)
-    assert np.allclose(d1.gram_model(w), (d1.X * w[:, None]).T @ d1.X, rtol=1e-5, atol=1e-6)
-
-
-def test_cache_entry_goes_with_its_data():
-    import gc
-
-    data = _onehot_data(seed=12)  # many duplicate rows: the design holds copies, not data.X
-    key = (id(data.X), id(data.y))
-    glm_design(data.X, data.y)
-    assert key in aggregate._cache
-    del data
-    gc.collect()
-    assert key not in aggregate._cache
-
-
-def test_writable_arrays_are_not_cached():
-    X = np.eye(3)
-    y = np.ones(3)
-    assert glm_design(X, y) is not glm_design(X, y)
-
-
 def test_sparse_and_dense_designs_give_the_same_newton_answer(monkeypatch):
-    p = _perturbed(_onehot_data(seed=4), radius=None)
+    p = _perturbed(onehot_table(seed=4), radius=None)
     results = []
     for density in (0.0, 1.0):  # never / always keep a sparse copy
         monkeypatch.setattr(aggregate, "MAX_SPARSE_DENSITY", density)
@@ -121,7 +46,7 @@ def test_sparse_and_dense_designs_give_the_same_newton_answer(monkeypatch):
 
 @pytest.mark.parametrize("radius", [None, 0.5, 100.0], ids=["free", "ball-active", "ball-inactive"])
 def test_newton_answer_is_certified_and_matches_clarabel(radius):
-    p = _perturbed(_onehot_data(seed=6), radius=radius)
+    p = _perturbed(onehot_table(seed=6), radius=radius)
     res = registry.get("scipy").solve_problem(p, SolveOptions(distance_tolerance=TOL))
     assert res.certified and res.message == "fista_iterations=0"  # Newton alone reached the target
     cert = certify(p, res.solution)
@@ -190,7 +115,7 @@ def test_unregularized_fit_with_collinear_columns_on_an_active_ball_is_solved_by
     """One-hot blocks that sum to an intercept column (or a duplicated column): Xᵀ diag(·) X is
     singular, no ℓ2² term, no perturbation, and the ball is active at the optimum (the standard
     Adult encoding's case)."""
-    base = _onehot_data(n=600, seed=seed)
+    base = onehot_table(n=600, seed=seed)
     X = np.column_stack([base.X, 0.5 * np.ones(base.n) if extra == "intercept" else base.X[:, 0]])
     X /= np.linalg.norm(X, axis=1, keepdims=True)  # block sums stay equal to the intercept column
     data = dp.Dataset(X, base.y, x_bound=1.0, y_bound=1.0)
@@ -209,7 +134,7 @@ def test_unregularized_fit_with_collinear_columns_on_an_active_ball_is_solved_by
 
 @pytest.mark.parametrize("radius", [None, 0.5], ids=["free", "ball-active"])
 def test_sampled_hessian_models_give_the_same_certified_answer(monkeypatch, radius):
-    p = _perturbed(_onehot_data(n=3000, seed=18), radius=radius, lam=1e-3)
+    p = _perturbed(onehot_table(n=3000, seed=18), radius=radius, lam=1e-3)
     opts = SolveOptions(distance_tolerance=TOL)
     full = registry.get("scipy").solve_problem(p, opts)
     monkeypatch.setattr(sb, "SAMPLE_ROWS", 16)  # small data take the large-data path
@@ -230,7 +155,7 @@ def test_sampled_hessian_models_give_the_same_certified_answer(monkeypatch, radi
 
 
 def test_newton_state_is_reset_for_each_noise_draw():
-    p = _perturbed(_onehot_data(seed=8), radius=2.0)
+    p = _perturbed(onehot_table(seed=8), radius=2.0)
     backend = registry.get("scipy")
     prepared = backend.prepare(p)
     opts = SolveOptions(distance_tolerance=TOL)
@@ -245,7 +170,7 @@ def test_newton_state_is_reset_for_each_noise_draw():
 
 
 def test_auto_picks_scipy_for_smooth_glms_on_the_ball_and_clarabel_elsewhere():
-    data = _onehot_data()
+    data = onehot_table()
     th = dp.Variable(data.n_features)
     loss, reg = dp.LogisticLoss(data, th), dp.L2Squared(th, 1e-2)
     assert resolve("auto", dp.Problem(loss, regularizer=reg))[0].name == "scipy"
@@ -258,7 +183,7 @@ def test_auto_picks_scipy_for_smooth_glms_on_the_ball_and_clarabel_elsewhere():
 
 
 def test_private_fit_on_the_ball_is_answered_by_the_newton_accelerator():
-    data = _onehot_data(seed=9)
+    data = onehot_table(seed=9)
     th = dp.Variable(data.n_features)
     problem = dp.Problem(dp.LogisticLoss(data, th), constraint=dp.L2Ball(th, 5.0),
                          regularizer=dp.L2Squared(th, 1e-3))
@@ -283,60 +208,12 @@ def test_blas_threads_are_limited_inside_the_solve_and_restored_after():
 
 
 def test_solutions_do_not_depend_on_the_thread_setting():
-    p = _perturbed(_onehot_data(seed=10), radius=1.0)
+    p = _perturbed(onehot_table(seed=10), radius=1.0)
     backend = registry.get("scipy")
     one = backend.solve_problem(p, SolveOptions(distance_tolerance=TOL))
     two = backend.solve_problem(p, SolveOptions(distance_tolerance=TOL, threads=2))
     assert one.certified and two.certified
     assert np.linalg.norm(one.solution - two.solution) <= 2 * TOL
-
-
-# -- the benchmark -------------------------------------------------------------------------
-
-
-def test_speed_benchmark_is_registered_and_writes_its_rows(tmp_path, capsys):
-    import json
-
-    from dpopt import bench
-
-    assert "speed" in bench.names()
-    out = tmp_path / "speed.json"
-    code = bench.get("speed").main(["--repeats", "1", "--n", "1500", "--encoding", "paper23", "--no-diffprivlib",
-                                    "--json", str(out)])
-    assert code == 0
-    rows = json.loads(out.read_text())
-    assert [(r["data"], r["d"]) for r in rows] == [("adult-paper23", 23)] * 3 + [("synthetic-104", 104)] * 3
-    assert [r["problem"] for r in rows[:3]] == ["L2Squared", "L2Ball(10) + L2Squared", "L2Ball(10)"]
-    assert all(r["nonprivate_s"] > 0 and r["private_s"] > 0 and r["diffprivlib_s"] is None for r in rows)
-    assert "dpopt private s" in capsys.readouterr().out
-
-
-def test_speed_benchmark_rejects_bad_arguments():
-    from dpopt.bench import speed
-
-    assert speed.main(["--repeats", "0"]) == 2
-    assert speed.main(["--delta", "1.5"]) == 2
-    assert speed.main(["--encoding", "onehot"]) == 2
-
-
-def test_speed_benchmark_times_the_standard_adult_encoding_by_default():
-    from dpopt.bench import speed
-
-    args = speed.build_parser().parse_args(["--n", "200"])
-    assert [(name, data.n_features) for name, data in speed.datasets(args)] == [
-        ("adult-paper23", 23), ("adult-standard", 109), ("synthetic-104", 104)]
-    args = speed.build_parser().parse_args(["--n", "200", "--encoding", "standard"])
-    assert [name for name, _ in speed.datasets(args)] == ["adult-standard", "synthetic-104"]
-
-
-def test_synthetic_rows_have_the_standard_encoding_shape():
-    from dpopt.bench.speed import synthetic_onehot
-
-    data = synthetic_onehot(500, seed=1)
-    assert data.X.shape == (500, 104) and set(np.unique(data.y)) == {-1.0, 1.0}
-    assert np.all(np.linalg.norm(data.X, axis=1) <= 1.0 + 1e-12)
-    assert np.all((data.X[:, :98] > 0).sum(axis=1) == 8)  # one entry per one-hot block
-
 
 def test_fista_stops_when_rounding_alone_exceeds_the_requested_tolerance():
     """A ‖G‖ target below the certificate's floating-point slack cannot be met: the scipy
