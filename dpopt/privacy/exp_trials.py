@@ -55,11 +55,23 @@ _TAYLOR = tuple((-1.0) ** k / math.factorial(k) for k in range(4, 0, -1))
 @functools.cache
 def _table() -> np.ndarray:
     """e^{−k/256} for k = 0, …, 256·EXP_DOMAIN, each the product of e^{−n} and e^{−j/256}
-    (k = 256n + j), both correctly rounded doubles from :mod:`decimal` (whose ``exp`` is correctly
-    rounded) at 40 digits; so each entry is within 3.0001·2^-53 relative."""
+    (k = 256n + j), both doubles within (1 + 2^-60)·2^-53 relative; so each entry is within
+    3.0001·2^-53 relative.
+
+    The factors are powers of e^{−1} and e^{−1/256} (:mod:`decimal`'s ``exp``, correctly rounded)
+    formed at 40 digits: at most 255 products, each rounded by ≤ 10^-39 relative, leave a factor
+    within 3·10^-37 of the exact value before it is rounded to the nearest double.  (Powers instead
+    of one ``exp`` per factor: 2 calls instead of 321, a few milliseconds less on first use.)"""
     ctx = decimal.Context(prec=40, Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)
-    whole = np.array([float(ctx.exp(decimal.Decimal(-n))) for n in range(EXP_DOMAIN + 1)])
-    frac = np.array([float(ctx.exp(decimal.Decimal(-j) / _STEPS)) for j in range(_STEPS)])
+
+    def powers(base: decimal.Decimal, count: int) -> np.ndarray:
+        out = [decimal.Decimal(1)]
+        for _ in range(count - 1):
+            out.append(ctx.multiply(out[-1], base))
+        return np.array([float(v) for v in out])
+
+    whole = powers(ctx.exp(decimal.Decimal(-1)), EXP_DOMAIN + 1)
+    frac = powers(ctx.exp(ctx.divide(decimal.Decimal(-1), _STEPS)), _STEPS)
     return np.outer(whole, frac).ravel()[:_STEPS * EXP_DOMAIN + 1].copy()
 
 

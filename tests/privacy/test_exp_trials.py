@@ -42,6 +42,15 @@ def test_exp_neg_is_within_its_proved_bound_everywhere_it_is_used() -> None:
     assert [exp_trials.exp_neg_one(float(x)) for x in xs[:300]] == got[:300].tolist()
 
 
+def test_the_table_is_within_its_proved_bound() -> None:
+    """Every 5th entry of e^{−k/256} (and the last) within 3.0001·2^-53 relative, as _table's notes prove."""
+    table = exp_trials._table()
+    ks = np.append(np.arange(0, table.size, 5), table.size - 1)
+    mpmath.mp.dps = 40
+    worst = max(abs(mpmath.mpf(float(table[k])) / mpmath.exp(-mpmath.mpf(int(k)) / 256) - 1) for k in ks.tolist())
+    assert worst < 3.0001 * 2.0**-53
+
+
 def test_a_coarser_exp_would_fail_the_bound_test() -> None:
     """Power of the test above: np.exp rounded to 40 bits (error ~2^-41) is caught."""
     xs = np.random.default_rng(1).uniform(0, 64, 400)
