@@ -17,12 +17,15 @@ registers its own):
 * :func:`loss_phi` — a :class:`~dpopt.modeling.losses.Loss`:
   ``Σ_k c_k φ(z_k, y_k)`` for the margins ``z = Xθ``;
 * :func:`set_constraints` — a :class:`~dpopt.modeling.constraint_set.ConstraintSet`:
-  the constraints expressing ``θ ∈ C``;
+  the constraints expressing ``θ ∈ C``; a set with no registration that declares its
+  constraints (:meth:`~dpopt.modeling.constraint_set.ConstraintSet.as_constraints`, in the
+  modeling layer's own spelling) is translated from them, so a set needs no code here;
 * :func:`regularizer_term` — a :class:`~dpopt.modeling.regularizers.Regularizer`:
   its expression and any auxiliary constraints.
 
-A class with no registration is refused with a :class:`~dpopt.errors.ModelError`
-naming it and the decorator to use, never skipped.  A new set, for example::
+A class with no registration (and, for a set, no declared constraints) is refused with a
+:class:`~dpopt.errors.ModelError` naming it and the decorator to use, never skipped.  A set
+that its declared constraints cannot write, for example::
 
     @set_constraints.register
     def _(constraint: MyBall, theta: cp.Variable) -> list[cp.Constraint]:
@@ -42,18 +45,21 @@ from dpopt.compile.submodular_cvxpy import make_problem, norm_ball_constraints, 
 from dpopt.errors import ModelError
 from dpopt.modeling import losses as L
 from dpopt.modeling import structured_sets as T
-from dpopt.modeling.balls import L1Ball, L2Ball, LinfBall
+from dpopt.modeling.balls import LinfBall
 from dpopt.modeling.boxes import Box, NonNegative, Simplex
 from dpopt.modeling.constraint_set import ConstraintSet
+from dpopt.modeling.expressions import Constraint, LinearConstraint, NormConstraint
 from dpopt.modeling.intersection import Intersection
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm, L2Squared, Regularizer
 from dpopt.modeling.submodular_norms import SubmodularNorm, SubmodularNormBall
+from dpopt.modeling.variable import Variable
 from dpopt.modeling.vertex_polytope import VertexPolytope
 
 __all__ = [
     "CvxpyProgram",
     "compile_cvxpy",
+    "declared_constraint",
     "loss_expression",
     "loss_phi",
     "regularizer_term",
@@ -79,10 +85,10 @@ class CvxpyProgram:
         self.b.value = np.asarray(b, dtype=np.float64)
 
 
-def _unregistered(obj: object, kind: str, registry: str) -> ModelError:
+def _unregistered(obj: object, kind: str, registry: str, first: str = "") -> ModelError:
     name = type(obj).__name__
     return ModelError(
-        f"{name} has no cvxpy encoding: register one for the {kind} with "
+        f"{name} has no cvxpy encoding: {first}register one for the {kind} with "
         f"@dpopt.compile.cvxpy_program.{registry}.register on a function whose first "
         f"argument is annotated {name}"
     )
@@ -160,25 +166,43 @@ def _(loss: L.HingeLoss, z: cp.Expression, y: np.ndarray, c: np.ndarray) -> cp.E
 def set_constraints(constraint: ConstraintSet, theta: cp.Variable) -> list[cp.Constraint]:
     """cvxpy constraints expressing ``θ ∈ C`` (dispatch on the set's class).
 
-    A set that declares ``polyhedral = True`` must be encoded with linear
-    constraints only (QP-only backends rely on it).
+    A class with no registration is encoded from the constraints it declares
+    (:meth:`~dpopt.modeling.constraint_set.ConstraintSet.as_constraints`), each translated by
+    :func:`declared_constraint`.  A set that declares ``polyhedral = True`` must be encoded with
+    linear constraints only (QP-only backends rely on it).
 
     Raises
     ------
     ModelError
-        When no encoding is registered for the set's class.
+        When no encoding is registered for the set's class and it declares no constraints, or
+        declares one that is not a constraint on the variable it was given.
     """
-    raise _unregistered(constraint, "constraint set", "set_constraints")
+    w = Variable(constraint.dim, name="w")  # named: takes no number from the default names
+    declared = constraint.as_constraints(w)
+    if declared is None:
+        raise _unregistered(constraint, "constraint set", "set_constraints", "declare its constraints "
+                            "with as_constraints(w) (modeling layer), or ")
+    return [declared_constraint(c, w, theta, type(constraint).__name__) for c in declared]
 
 
-@set_constraints.register
-def _(constraint: L2Ball, theta: cp.Variable) -> list[cp.Constraint]:
-    return [cp.norm(theta, 2) <= constraint.r]
+def declared_constraint(c: Constraint, w: Variable, theta: cp.Variable, owner: str) -> cp.Constraint:
+    """The cvxpy constraint on ``theta`` of a modeling-layer constraint on ``w`` (``A w ≤ b`` with
+    its rows of infinite b dropped, ``A w = b``, or ``‖w‖_q ≤ r``).
 
-
-@set_constraints.register
-def _(constraint: L1Ball, theta: cp.Variable) -> list[cp.Constraint]:
-    return [cp.norm(theta, 1) <= constraint.radius(1)]
+    Raises
+    ------
+    ModelError
+        For a constraint on another variable than ``w``, or of a kind not listed above.
+    """
+    if not isinstance(c, (LinearConstraint, NormConstraint)) or c.variable is not w:
+        raise ModelError(f"{owner}.as_constraints(w) must return constraints on w built as in cvxpy "
+                         f"(A @ w <= b, A @ w == b, norm2(w) <= r), got {c!r}")
+    if isinstance(c, NormConstraint):
+        return cp.norm(theta, "inf" if c.norm == "inf" else int(c.norm)) <= c.radius
+    if c.equality:
+        return c.A @ theta == c.b
+    finite = np.isfinite(c.b)
+    return c.A[finite] @ theta <= c.b[finite]
 
 
 @set_constraints.register
@@ -222,11 +246,6 @@ def _(constraint: T.GroupL1Ball, theta: cp.Variable) -> list[cp.Constraint]:
 @set_constraints.register
 def _(constraint: T.NuclearNormBall, theta: cp.Variable) -> list[cp.Constraint]:
     return [cp.normNuc(cp.reshape(theta, constraint.shape, order="C")) <= constraint.r]
-
-
-@set_constraints.register
-def _(constraint: T.HPolytope, theta: cp.Variable) -> list[cp.Constraint]:
-    return [constraint.A @ theta <= constraint.b]
 
 
 @set_constraints.register

@@ -26,6 +26,7 @@ from dpopt.modeling.constraint_set import (
     project_simplex,
     unit_vector,
 )
+from dpopt.modeling.expressions import Constraint, norm1, norm2
 from dpopt.modeling.gaussian_width import expected_max_abs_gaussian
 from dpopt.modeling.variable import Variable
 
@@ -80,6 +81,9 @@ class L1Ball(NormBall):
     def __init__(self, var: Variable | int, radius: float) -> None:
         init_set(self, var)
         object.__setattr__(self, "r", positive_finite(radius, "L1Ball radius"))
+
+    def as_constraints(self, w: Variable) -> list[Constraint]:
+        return [norm1(w) <= self.r]
 
     def _lmo(self, g: np.ndarray) -> np.ndarray:
         i = int(np.argmax(np.abs(g)))
@@ -145,6 +149,9 @@ class L2Ball(NormBall):
     def __init__(self, var: Variable | int, radius: float) -> None:
         init_set(self, var)
         object.__setattr__(self, "r", positive_finite(radius, "L2Ball radius"))
+
+    def as_constraints(self, w: Variable) -> list[Constraint]:
+        return [norm2(w) <= self.r]
 
     def _lmo(self, g: np.ndarray) -> np.ndarray:
         n = float(np.linalg.norm(g))

@@ -15,12 +15,15 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
 from dpopt.errors import ModelError
 from dpopt.modeling.variable import Variable, dimension_of
+
+if TYPE_CHECKING:
+    from dpopt.modeling.expressions import Constraint
 
 __all__ = [
     "ConstraintSet",
@@ -214,8 +217,11 @@ class ConstraintSet(ABC):
     kept on the grid where the set allows it) and :meth:`relaxation` (a superset with a
     closed-form projection, over which objective perturbation may solve before projecting).
 
-    A solver encoding lives in :mod:`dpopt.compile`, never here: register the
-    cvxpy one with ``@dpopt.compile.cvxpy_program.set_constraints.register``.
+    A set describes itself to the solvers by :meth:`as_constraints` (constraints on the variable
+    in cvxpy's spelling, which :mod:`dpopt.compile` translates for every solver), or, for a set
+    those cannot write (a nuclear-norm or submodular-norm ball, the hull of vertices), by an
+    encoding registered in :mod:`dpopt.compile` (``@dpopt.compile.cvxpy_program.set_constraints
+    .register``), which takes precedence.
     """
 
     dim: int
@@ -293,6 +299,23 @@ class ConstraintSet(ABC):
         if self.contains(arr, tol=0.0):
             return arr.copy(), True
         return self.project(arr), False
+
+    def as_constraints(self, w: Variable) -> list[Constraint] | None:
+        """C written as constraints on ``w``, or None (the default) when the set does not say.
+
+        The constraints are the modeling layer's, in cvxpy's spelling
+        (:mod:`dpopt.modeling.expressions`): ``A @ w <= b``, ``A @ w == b``, ``a @ w >= c``,
+        ``w >= 0``, ``norm1(w) <= r``, ``norm2(w) <= r``, ``norm_inf(w) <= r``, with public
+        constants only.  The compile layer translates them for a solver (the cvxpy encoding of a
+        set with no encoding registered for its class), so a set that declares them needs no
+        code in :mod:`dpopt.compile`.  A ``polyhedral`` set returns linear constraints only.
+
+        Parameters
+        ----------
+        w : Variable
+            A variable of the set's dimension, standing for the point of C.
+        """
+        return None
 
     def relaxation(self) -> ConstraintSet | None:
         """A superset of C with a closed-form projection (``exact_projection``), or None.

@@ -218,7 +218,8 @@ def _squared_problem(constraint: ConstraintSet | None, dim: int, regularizer: ob
 
 def test_unregistered_set_is_refused_everywhere_with_its_name() -> None:
     bare = _BareSet()
-    with pytest.raises(ModelError, match=r"_BareSet has no cvxpy encoding.*set_constraints\.register"):
+    with pytest.raises(ModelError, match=r"_BareSet has no cvxpy encoding: declare its constraints with "
+                                         r"as_constraints\(w\).*set_constraints\.register"):
         set_constraints(bare, cp.Variable(2))
     with pytest.raises(ModelError, match="_BareSet has no cvxpy encoding"):
         compile_cvxpy(_squared_problem(bare, 2))
@@ -232,6 +233,38 @@ def test_unregistered_set_is_refused_everywhere_with_its_name() -> None:
     # a subclass of a registered set inherits its encoding (standard singledispatch)
     sub = _Unregistered(np.zeros(2), 1.0)
     assert len(set_constraints(sub, cp.Variable(2))) == 1
+
+
+class _DeclaredSquare(_BareSet):
+    """_BareSet's square [−1, 1]² written as constraints: no encoding registered anywhere."""
+
+    polyhedral = True
+    exact_projection = True  # the clip
+
+    def as_constraints(self, w: dp.Variable) -> list[object]:
+        return [w <= 1.0, -1.0 <= w, np.array([[1.0, 1.0]]) @ w <= np.inf]  # the last row is no constraint
+
+
+class _OtherVariable(_BareSet):
+    def as_constraints(self, w: dp.Variable) -> list[object]:
+        return [dp.norm2(dp.Variable(2)) <= 1.0]
+
+
+def test_a_set_that_declares_its_constraints_is_encoded_from_them() -> None:
+    square = _DeclaredSquare()
+    theta = cp.Variable(2)
+    encoded = set_constraints(square, theta)
+    assert len(encoded) == 3 and all(c.is_dcp() for c in encoded)
+    for g in np.random.default_rng(3).normal(size=(4, 2)):  # the LP over the encoding is the LMO
+        prob = make_problem(cp.Minimize(g @ theta), encoded)
+        prob.solve()
+        assert g @ theta.value == pytest.approx(g @ square.lmo(g), abs=1e-6)
+    assert is_qp(_squared_problem(square, 2))
+    release = dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(_squared_problem(square, 2),
+                                                                          solver="clarabel", seed=0)
+    assert square.contains(release.theta, tol=1e-9)
+    with pytest.raises(ModelError, match=r"_OtherVariable.as_constraints\(w\) must return constraints on w"):
+        set_constraints(_OtherVariable(), theta)
 
 
 def test_unregistered_regularizer_and_loss_are_refused_with_their_names() -> None:
