@@ -22,9 +22,9 @@ import pytest
 import dpopt
 from dpopt.backends.options import check_solver_options
 from dpopt.backends.profiles import load_profile
-from dpopt.cli.main import main
 from dpopt.errors import SolverOptionError
 from dpopt.privacy.sqlite_ledger import SQLiteLedger
+from dpopt.testing.cli import run_cli as run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,12 +96,6 @@ def charges(path: Path) -> tuple[Any, ...]:
         return book.charges
     finally:
         book.close()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def assert_refused(code: int, err: str, *words: str) -> None:

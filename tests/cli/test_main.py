@@ -1,4 +1,4 @@
-"""The dpopt command line: solve, doctor, bench, and the model-script contract.
+"""The dpopt command line (:mod:`dpopt.cli.main`): `dpopt solve`, the version and the entry point.
 
 Commands are run in-process through ``dpopt.cli.main.main(argv)`` (faster than a
 subprocess); one test runs the installed entry point through ``python -m``.
@@ -9,24 +9,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from dpopt.cli.main import main
-from dpopt.cli.model_script import parse_set
+from dpopt.testing.cli import run_cli as run
 
 REPO = Path(__file__).resolve().parents[2]
 LOGREG = REPO / "models" / "private_logistic_regression.py"
 RIDGE = REPO / "models" / "private_ridge_regression.py"
 SMALL = ["--set", "n=2000"]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # ---------------------------------------------------------------------------
@@ -209,167 +201,6 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--version")
     assert code == 0
     assert out.strip() == f"dpopt {dpopt.__version__}"
-
-
-# ---------------------------------------------------------------------------
-# the model-script contract
-# ---------------------------------------------------------------------------
-
-_MODULE_LEVEL = """
-import dpopt as dp
-from dpopt.datasets import make_classification
-
-data, _ = make_classification(300, 4, seed=0)
-theta = dp.Variable(4)
-problem = dp.Problem(dp.LogisticLoss(data, theta), regularizer=dp.L2Squared(theta, 0.1))
-mechanism = dp.ObjectivePerturbation(0.5, 1e-6)
-"""
-
-
-def _script(tmp_path: Path, body: str, name: str = "model.py") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    return path
-
-
-def test_module_level_problem_and_mechanism(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, _MODULE_LEVEL)
-    code, out, err = run(capsys, "solve", path, "--seed", "1")
-    assert code == 0, err
-    assert "(0.5, 1e-06)-DP" in out
-
-
-def test_module_level_script_refuses_parameters(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, _MODULE_LEVEL)
-    code, _, err = run(capsys, "solve", path, "--epsilon", "2")
-    assert code == 2
-    assert "takes no parameters" in err and "build(params)" in err
-
-
-def test_build_must_use_epsilon(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, _MODULE_LEVEL + textwrap.dedent("""
-        PARAMS = {"epsilon": 1.0, "delta": 1e-6}
-
-        def build(params):
-            return problem, mechanism   # ignores params["epsilon"]: refused
-    """))
-    code, _, err = run(capsys, "solve", path, "--epsilon", "1.0")
-    assert code == 2
-    assert "epsilon=0.5" in err and "params['epsilon']" in err
-
-
-def test_build_may_return_a_pure_mechanism_but_not_a_larger_delta(capsys: pytest.CaptureFixture[str],
-                                                                  tmp_path: Path) -> None:
-    """δ = 0 is a stronger guarantee than any δ asked for; another δ is refused, nothing charged."""
-    body = _MODULE_LEVEL + textwrap.dedent("""
-        PARAMS = {"epsilon": 1.0, "delta": 1e-6, "pure": True}
-
-        def build(params):
-            mech = (dp.OutputPerturbation(params["epsilon"], 0.0, noise="l2-laplace") if params["pure"]
-                    else dp.ObjectivePerturbation(params["epsilon"], 1e-3))
-            return problem, mech
-    """)
-    path = _script(tmp_path, body)
-    code, _, _ = run(capsys, "solve", path, "--seed", "1")
-    assert code == 0
-    code, _, err = run(capsys, "solve", path, "--set", "pure=False")
-    assert code == 2 and "delta=0.001" in err
-
-
-def test_build_returning_wrong_types(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, "def build(params):\n    return 1, 2\n")
-    code, _, err = run(capsys, "solve", path)
-    assert code == 2
-    assert "must be a dpopt Problem" in err
-
-
-def test_script_without_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, "x = 1\n")
-    code, _, err = run(capsys, "solve", path)
-    assert code == 2
-    assert "neither build(params) nor module-level problem and mechanism" in err
-
-
-def test_script_bug_shows_its_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, """
-        PARAMS = {"epsilon": 1.0}
-
-        def build(params):
-            return 1 / 0
-    """, name="buggy.py")
-    code, _, err = run(capsys, "solve", path)
-    assert code == 2
-    assert "ZeroDivisionError" in err and "buggy.py" in err
-    assert "error: model script buggy.py raised an exception while running build(params)" in err
-
-
-def test_dpopt_error_inside_build_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _script(tmp_path, """
-        import dpopt as dp
-        PARAMS = {"epsilon": 1.0, "lam": 1e-3}
-
-        def build(params):
-            theta = dp.Variable(3)
-            return None, dp.L2Squared(theta, params["lam"])
-    """)
-    code, _, err = run(capsys, "solve", path, "--set", "lam=-1")
-    assert code == 2
-    assert "L2Squared weight must be positive" in err
-    assert "Traceback" not in err
-
-
-def test_parse_set_values() -> None:
-    parsed = parse_set(["n=2000", "lam=1e-4", "name=adult", "flag=True", "n2=None", "xs=[1, 2]", "e= 0.5 "])
-    assert parsed == {"n": 2000, "lam": 1e-4, "name": "adult", "flag": True, "n2": None, "xs": [1, 2],
-                      "e": 0.5}
-
-
-# ---------------------------------------------------------------------------
-# dpopt doctor and dpopt bench
-# ---------------------------------------------------------------------------
-
-
-def test_doctor(capsys: pytest.CaptureFixture[str]) -> None:
-    from dpopt.backends import registry
-
-    code, out, _ = run(capsys, "doctor")
-    assert code == 0
-    for name in ("clarabel", "scipy", "scs", "osqp", *registry.names()):
-        assert name in out
-    assert "installed" in out and "version" in out
-    assert "highspy + ortools in one process:" in out
-
-
-def test_bench_list(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "bench", "--list")
-    assert code == 0
-    assert "objective-perturbation" in out
-
-
-def test_bench_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "bench", "nope")
-    assert code == 2
-    assert "unknown benchmark 'nope'" in err and "objective-perturbation" in err
-
-
-def test_bench_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "bench", "objective-perturbation", "--epsilons", "0,1")
-    assert code == 2
-    assert "positive numbers" in err
-
-
-def test_bench_objective_perturbation_quick(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run(capsys, "bench", "objective-perturbation", "--seeds", "1", "--epsilons", "1",
-                         "--out", tmp_path)
-    assert code == 0, err
-    assert "Test accuracy" in out and "overhead" in out
-    assert "dpopt ε-DP (δ=0)" in out and "non-private" in out
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    row = summary["rows"][0]
-    assert row["epsilon"] == 1.0
-    assert 0.7 < row["dpopt_pure"]["acc_mean"] <= 1.0
-    assert 0.7 < row["nonprivate"]["acc_mean"] <= 1.0
-    assert (tmp_path / "runs.csv").read_text().startswith("method,")
 
 
 def test_entry_point_subprocess() -> None:

@@ -1,4 +1,5 @@
-"""OutputPerturbation projects its release onto the user's set by default (post-processing).
+"""OutputPerturbation: its release projected onto the user's set by default (post-processing), and
+the whole program on neighbours.
 
 The noisy grid values can leave the constraint set; with ``project="auto"`` (the default) the
 release is their projection onto C whenever C declares a closed-form projection
