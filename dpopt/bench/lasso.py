@@ -29,8 +29,9 @@ write of u, Xᵀy, and the 2p noises and scores); fast sparse the same with the
 Gram column's non-zeros (12 bytes each) in place of p; straightforward
 8·2·nnz(X) (dense: 16np).  The fast path's working set (a few p-vectors) sits
 in cache, so its fraction says how far it is from streaming, not that it is
-memory bound: at p = 1,000 each step is dominated by the 2p noise draws and
-numpy's per-call overhead.
+memory bound: at p = 1,000 each step is dominated by the exact selection's few
+passes over the 2p scores (grid units, envelope, cumulative sums) and numpy's
+per-call overhead.
 
 Seeds make the noise reproducible and are not secure: this is a benchmark.
 """
