@@ -278,6 +278,11 @@ class PrivateSelection(Mechanism):
         self.budget = self._calibrate(trials, shape, score_share)
         self.score_noise = score_noise_law(self.budget, self.score_sensitivity)
 
+    @property
+    def candidate_budget(self) -> CandidateBudget:
+        """The budget of each candidate run (what ``build`` receives)."""
+        return self.budget.candidate
+
     def _calibrate(self, expected_trials: float, shape: float | None, score_share: float) -> SelectionBudget:
         """The per-run budget (a hook for mutation tests)."""
         return calibrate_selection(self.epsilon, self.delta, stopping=self.stopping,
@@ -285,12 +290,13 @@ class PrivateSelection(Mechanism):
                                    holdout=self.holdout is not None)
 
     # -- public checks ------------------------------------------------------------
-    def _build_all(self, problem: Problem | ProblemFn,
-                   options: RunOptions) -> tuple[tuple[tuple[Mechanism, Problem], ...], tuple[bool, ...]]:
+    def _build_all(self, problem: Problem | ProblemFn, options: RunOptions, budget: CandidateBudget | None = None,
+                   ) -> tuple[tuple[tuple[Mechanism, Problem], ...], tuple[bool, ...]]:
         """Build and plan every candidate and its problem from public facts, before the charge (each
         candidate's :meth:`~Mechanism.plan` is its whole pre-charge path); all problems must share one
-        Dataset (the data the selection protects).  Also returns which candidates call a solver."""
-        budget = self.budget.candidate
+        Dataset (the data the selection protects).  Also returns which candidates call a solver.
+        ``budget``: the per-candidate budget (default the selection's)."""
+        budget = self.budget.candidate if budget is None else budget
         built, uses = [], []
         for i, params in enumerate(self.candidates):
             try:
@@ -300,7 +306,7 @@ class PrivateSelection(Mechanism):
                 mech = self.build(dict(params), budget)
                 if not isinstance(mech, Mechanism):
                     raise MechanismError(f"build returned {type(mech).__name__}, not a dpopt Mechanism")
-                self._check_budget(mech, prob)
+                self._check_budget(mech, prob, budget)
                 mech.check_problem(prob)
                 use = mech.solver_need(prob) is not SolverNeed.NONE
                 mech.plan(prob, candidate_options(options, use))
@@ -312,7 +318,6 @@ class PrivateSelection(Mechanism):
         if any(prob.loss.data is not built[0][1].loss.data for _, prob in built):
             raise MechanismError("every candidate's problem must use the same Dataset object: the selection "
                                  "protects one dataset; build the problems from one dp.Dataset")
-        self._check_holdout(built[0][1].loss.data)
         return tuple(built), tuple(uses)
 
     def _check_holdout(self, data: Dataset) -> None:
@@ -328,11 +333,12 @@ class PrivateSelection(Mechanism):
             raise MechanismError(f"holdout has {held.n_features} columns, the candidates' Dataset "
                                  f"{data.n_features}: encode both parts with the same declarations")
 
-    def _check_budget(self, mech: Mechanism, problem: Any) -> None:
-        """A candidate within the per-candidate budget: its (ε, δ) under ``"liu-talwar"``; its μ alone
-        under ``"papernot-steinke"``, whose accounting reads only the candidates' Rényi curve
-        λμ²/2 (a candidate calibrated to a μ below μ_t may state a larger nominal (ε, δ))."""
-        budget = self.budget.candidate
+    def _check_budget(self, mech: Mechanism, problem: Any, budget: CandidateBudget | None = None) -> None:
+        """A candidate within the per-candidate budget (default the selection's): its (ε, δ) under
+        ``"liu-talwar"``; its μ alone under ``"papernot-steinke"``, whose accounting reads only the
+        candidates' Rényi curve λμ²/2 (a candidate calibrated to a μ below μ_t may state a larger
+        nominal (ε, δ))."""
+        budget = self.budget.candidate if budget is None else budget
         if budget.mu is None and (mech.epsilon > budget.epsilon * (1 + _BUDGET_RTOL)
                                   or mech.delta > budget.delta * (1 + _BUDGET_RTOL)):
             raise MechanismError(f"build made a mechanism with ε={mech.epsilon:.6g}, δ={mech.delta:.3g}, above "
@@ -379,6 +385,7 @@ class PrivateSelection(Mechanism):
             raise MechanismError("PrivateSelection takes no time_limit: a stopped candidate would void the "
                                  "guarantee; run without one")
         built, uses = self._build_all(problem, options)
+        self._check_holdout(built[0][1].loss.data)
         trial = isolate_candidates(built)
         if is_explicit(options.solver) and not any(uses):
             raise MechanismError(f"no candidate calls a solver on its problem, so solver={options.solver!r} would "

@@ -65,9 +65,11 @@ import numpy as np
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.exact import ExactSampler, sampler_for
+from dpopt.privacy.zcdp import zcdp_rho
 
 __all__ = [
-    "CandidateBudget", "STOPPING_RULES", "Stopping", "StoppingLaw", "bernoulli_dyadic", "calibrate_selection",
+    "CandidateBudget", "RefitBudget", "STOPPING_RULES", "Stopping", "StoppingLaw", "bernoulli_dyadic",
+    "calibrate_refit", "calibrate_selection",
     "liu_talwar_epsilon", "ps22_candidate_mu", "ps22_epsilon", "ps22_rdp", "sample_trials",
     "stopping_law", "tnb_mean",
 ]
@@ -479,3 +481,107 @@ def calibrate_selection(epsilon: float, delta: float, *, stopping: str = "liu-ta
         cand = CandidateBudget(point, gaussian_curve_delta(point, point), mu_t)
         return SelectionBudget("papernot-steinke", law, math.nan, math.nan, mu0, cand, None, mu_s)
     raise PrivacyParameterError(f"stopping must be one of {', '.join(map(repr, STOPPING_RULES))}, got {stopping!r}")
+
+
+# ----------------------------------------------------------------------------- noisy max and refit
+
+
+@dataclass(frozen=True)
+class RefitBudget:
+    """A calibrated noisy-max selection with a refit (:func:`calibrate_refit`).
+
+    Attributes
+    ----------
+    rho : float
+        The whole procedure's zCDP, ``zcdp_rho(ε, δ)``.
+    selection_rho : float
+        The part spent choosing: every candidate's run and noisy score together.
+    candidate : CandidateBudget
+        Each candidate's run while choosing (its ``mu`` = √(2ρ_c)).
+    score_mu : float
+        μ_s = √(2ρ_s) of each Gaussian noisy score.
+    refit : CandidateBudget
+        The final fit of the chosen candidate (its ``mu`` = √(2ρ_f)).
+    """
+
+    rho: float
+    selection_rho: float
+    candidate: CandidateBudget
+    score_mu: float
+    refit: CandidateBudget
+
+
+def _mu_budget(rho: float) -> CandidateBudget:
+    """The budget of a ρ-zCDP Gaussian run: μ = √(2ρ) (a candidate is checked by its μ), and the
+    (ε, δ) point on the μ-GDP curve of a hair smaller μ it is built from (as :func:`calibrate_selection`)."""
+    mu = math.sqrt(2.0 * rho)
+    while 0.5 * mu * mu > rho:
+        mu = math.nextafter(mu, 0.0)
+    point = mu * (1.0 - _POINT_MARGIN)
+    return CandidateBudget(point, gaussian_curve_delta(point, point), mu)
+
+
+def refit_rho(candidate_mu: float, score_mu: float, refit_mu: float, candidates: int, *, holdout: bool) -> float:
+    """The zCDP of the noisy-max selection with a refit, from its parts (:func:`calibrate_refit`).
+
+    ``candidates`` runs of ρ_c = μ_c²/2 and as many noisy scores of ρ_s = μ_s²/2, then one
+    refit of ρ_f = μ_f²/2 on every row: g(ρ_c + ρ_s) + ρ_f ([BS16] Lemma 2.3, adaptive
+    composition), or with held-out scores g·max(ρ_c, ρ_s) + ρ_f (a replaced row changes
+    either the runs' training rows or the scored rows, [McS09] Thm 4, and the refit reads it).
+    """
+    rc, rs, rf = 0.5 * candidate_mu ** 2, 0.5 * score_mu ** 2, 0.5 * refit_mu ** 2
+    return candidates * (max(rc, rs) if holdout else rc + rs) + rf
+
+
+def calibrate_refit(epsilon: float, delta: float, *, candidates: int, selection_share: float = 0.05,
+                    score_share: float = 0.1, holdout: bool = False) -> RefitBudget:
+    """The split of a noisy-max selection with a refit whose whole procedure is (ε, δ)-DP.
+
+    Every one of the g candidates runs once (ρ_c-zCDP) and gets one Gaussian noisy score
+    (ρ_s); the chosen one is fitted again on every row (ρ_f).  Composed in zCDP
+    (:func:`refit_rho`), the procedure is ρ-zCDP with ρ = ``zcdp_rho(ε, δ)``, hence (ε, δ)-DP
+    by the same [CKS20] conversion as one zCDP fit (:mod:`dpopt.privacy.zcdp`).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The whole procedure's guarantee (δ > 0).
+    candidates : int
+        g ≥ 1.
+    selection_share : float
+        The fraction of ρ spent choosing, in (0, 1): ρ_f = (1 − share)ρ; each candidate's run and
+        score share ρ_sel = share·ρ equally, g·ρ_c = ρ_sel (held-out scores: g·ρ_s = ρ_sel too,
+        in parallel), or without held-out rows g·(ρ_c + ρ_s) = ρ_sel with ρ_s = ``score_share``·ρ_sel/g.
+    score_share : float
+        In (0, 1); unused with ``holdout``.
+    holdout : bool
+        Whether the scores read rows the candidates were not trained on (a public split).
+
+    Returns
+    -------
+    RefitBudget
+        Whose parts compose (:func:`refit_rho`) to at most ρ.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For settings out of range, or δ = 0.
+    """
+    eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    share = _check_real(selection_share, "selection_share", low=0.0, low_open=True, what="in (0, 1)")
+    split = _check_real(score_share, "score_share", low=0.0, low_open=True, what="in (0, 1)")
+    if share >= 1.0 or split >= 1.0:
+        raise PrivacyParameterError(f"selection_share and score_share must be in (0, 1), got {selection_share!r} "
+                                    f"and {score_share!r}")
+    if isinstance(candidates, bool) or not isinstance(candidates, numbers.Integral) or candidates < 1:
+        raise PrivacyParameterError(f"candidates must be an integer ≥ 1, got {candidates!r}")
+    rho = zcdp_rho(eps, dlt)
+    selection = share * rho
+    per_run = selection / candidates
+    score_rho = per_run if holdout else split * per_run
+    run_rho = per_run if holdout else per_run - score_rho
+    cand, score, refit = _mu_budget(run_rho), math.sqrt(2.0 * score_rho), _mu_budget(rho - selection)
+    while refit_rho(cand.mu or 0.0, score, refit.mu or 0.0, candidates, holdout=holdout) > rho:
+        score = math.nextafter(score, 0.0)  # floating point only: the parts must stay within ρ
+        refit = _mu_budget(math.nextafter(0.5 * (refit.mu or 0.0) ** 2, 0.0))
+    return RefitBudget(rho, selection, cand, score, refit)

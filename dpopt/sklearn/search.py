@@ -3,22 +3,33 @@
 scikit-learn's ``GridSearchCV`` and ``cross_val_score`` score every candidate *exactly* on
 held-out rows of the table, so on private data their scores, ``cv_results_``,
 ``best_params_`` and ``best_score_`` are non-private statistics, whatever ε each fit has.
-:class:`DPSearchCV` takes the same estimator and grid and runs them through
-:class:`dpopt.PrivateSelection` (random stopping, LT19 Thm 3.2 / PS22 Thm 2): the whole search
-— every candidate fit, every noisy score, the choice — is one charge of the stated (ε, δ).
+:class:`DPSearchCV` takes the same estimator and grid and runs them through a private
+selection: the whole search — every candidate fit, every noisy score, the choice and the
+refit — is one charge of the stated (ε, δ).
+
+The default rule, ``"noisy-max"`` (:class:`~dpopt.mechanisms.selection_refit.RefitSelection`,
+zCDP: [BS16] Lemma 2.3, [McS09] Thm 4, [CKS20]), spends ``selection_share`` (5 %) of the
+zCDP budget ρ = zcdp_rho(ε, δ) on fitting every candidate once on 80 % of the rows and scoring
+it with Gaussian noise on the other 20 %, keeps the estimator as given unless another
+candidate's noisy score beats it by two standard deviations of the difference, and fits the
+chosen setting again on every row with the other 95 % of ρ (scikit-learn's ``refit=True``).
+Where it does not apply (δ = 0, or a candidate that is not a Gaussian mechanism with a known
+zCDP) the search falls back to random stopping with :class:`dpopt.PrivateSelection` (LT19
+Thm 3.2 / PS22 Thm 2), whose released model is the best candidate run itself.
 
 How a search runs (docs/design.md's order): every check that needs no data (the estimator,
 the grid's names and values, each candidate's settings, ε, δ's range, the stopping law's
 settings) → the table is validated and encoded once (one encoding shared by every candidate:
 grid parameters that change the encoding are refused) and split by row position into
 training and held-out rows (a public split: n is public, the permutation is drawn from the
-search's seed, never from the data) → the stopping rule and δ from public facts → every
-candidate's mechanism and problem are built and planned, and each candidate's fitted
-attributes are stored once from a zero θ of its shape (anything that would fail after the
-charge fails here) → one charge → K ~ the stopping law runs of Q (a uniformly random
-candidate, fitted on the training rows with the per-candidate budget, scored with noise on
-the held-out rows) → the best run by noisy score.  The estimator as given is always one of
-the candidates, so the search can always fall back to the untuned model.
+search's seed, never from the data) → the rule and δ from public facts → every
+candidate's mechanism and problem are built and planned (and, under ``"noisy-max"``, its
+refit on every row), and each candidate's fitted attributes are stored once from a zero θ of
+its shape (anything that would fail after the charge fails here) → one charge → the
+selection (``"noisy-max"``: every candidate once, the noisy max with the preference for the
+estimator as given, the refit; random stopping: K ~ the stopping law runs of a random
+candidate, the best run by noisy score).  The estimator as given is always one of the
+candidates, so the search can always fall back to the untuned model.
 """
 
 from __future__ import annotations
@@ -51,6 +62,7 @@ from dpopt.mechanisms.selection import (
     check_grid,
     score_noise_law,
 )
+from dpopt.mechanisms.selection_refit import PREFER_FIRST, SELECTION_SHARE, RefitSelection
 from dpopt.modeling.dataset import Dataset
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.selection import STOPPING_RULES, CandidateBudget, calibrate_selection
@@ -81,6 +93,8 @@ HOLDOUT = 0.2
 HOLDOUT_RESOLUTION = 0.01
 #: held-out fraction bounds
 _HOLDOUT_MAX = 0.5
+#: the rules ``stopping`` takes
+_RULES = ("auto", "noisy-max", *STOPPING_RULES)
 #: grid names that change how the table is encoded (every candidate must share one Dataset)
 _ENCODING = ("fit_intercept", "x_bound", "x_norm", "y_bound", "schema", "classes", "unknown_label", "unseen")
 
@@ -105,9 +119,10 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator : DPLogisticRegression, DPRidge or DPLasso
         The model whose settings are searched; it is always a candidate itself (its settings
-        for every searched name, first in ``cv_results_``), drawn in each run with probability
-        ½ + ½g instead of 1/g (g candidates; ``PrivateSelection(favour_first=True)``), so the
-        search keeps the untuned model unless a noisy score beats it.  Its bounds,
+        for every searched name, first in ``cv_results_``), preferred: under ``"noisy-max"``
+        another candidate must beat its noisy score by two standard deviations of the
+        difference (``RefitSelection(prefer_first=2)``); under random stopping it is drawn in each
+        run with probability ½ + ½g instead of 1/g (``PrivateSelection(favour_first=True)``).  Its bounds,
         schema, classes and solver are shared by every candidate.  Its ``epsilon``,
         ``delta``, ``ledger`` and ``random_state`` are not used: each candidate fit runs with
         the per-candidate budget of this search, on a throwaway ledger.
@@ -124,15 +139,22 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         The whole search's ε, charged once per ``fit``.
     delta : float or None, default None
         The whole search's δ; None: 1/n² (n, the number of rows, is public).
-    stopping : {"auto", "liu-talwar", "papernot-steinke"}
-        The random-stopping rule of :class:`dpopt.PrivateSelection`: ``"liu-talwar"`` (pure
-        ε-DP, δ = 0, pure-DP candidates: objective or output perturbation with δ = 0) or
-        ``"papernot-steinke"`` (δ > 0; Gaussian candidates: DP-GD, or output perturbation
-        with ``mechanism_options={"noise": "gaussian"}``).  ``"auto"`` (default):
-        ``"papernot-steinke"`` when δ > 0 and every candidate is Gaussian, else
-        ``"liu-talwar"`` with δ = 0 (the search then charges (ε, 0)); ``stopping_`` says which.
+    stopping : {"auto", "noisy-max", "liu-talwar", "papernot-steinke"}
+        The selection rule.  ``"noisy-max"`` (δ > 0; Gaussian candidates: DP-GD, or output
+        perturbation with ``mechanism_options={"noise": "gaussian"}``): every candidate once
+        with ``selection_share`` of the budget, then the chosen setting refitted on every row
+        (module docstring).  The random-stopping rules of :class:`dpopt.PrivateSelection`, whose
+        released model is the best candidate run: ``"liu-talwar"`` (pure ε-DP, δ = 0, pure-DP
+        candidates: objective or output perturbation with δ = 0) or ``"papernot-steinke"``
+        (δ > 0; Gaussian candidates).  ``"auto"`` (default): ``"noisy-max"`` when δ > 0 and
+        every candidate is Gaussian, else ``"liu-talwar"`` with δ = 0 (the search then charges
+        (ε, 0)); ``stopping_`` says which.
+    selection_share : float, default 0.05
+        ``"noisy-max"`` only: the fraction of the zCDP budget spent choosing, in (0, 1); the
+        refit gets the rest.  More makes the choice surer and the refitted model noisier.
     expected_trials : float, optional
-        E[K] ≥ 1, the expected number of candidate fits (default: the number of candidates).
+        Random stopping only: E[K] ≥ 1, the expected number of candidate fits (default: the
+        number of candidates).
     shape : float, optional
         η of the truncated negative binomial (``"papernot-steinke"`` only; default 0, the
         logarithmic law, which leaves each run the most budget at a given E[K]).
@@ -141,8 +163,10 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         seed, before anything is read).  Candidates train on the rest, and by parallel
         composition both the training and the score of a run get the run's whole budget.
         0: candidates train on every row and are scored on them, with ``score_share`` of the
-        run's budget spent on the score.  ``"auto"``: 0.2 where the budget allows, i.e. where
-        the held-out score's noise scale is at most 1 % of what the held-out rows can score
+        run's budget spent on the score.  ``"auto"``: under ``"noisy-max"`` 0.2 (the refit
+        trains on every row anyway) unless that leaves no held-out row or fewer than two
+        training rows; under random stopping 0.2 where the budget allows, i.e. where the
+        held-out score's noise scale is at most 1 % of what the held-out rows can score
         (public: n, ε, δ, the rule), else 0 (small tables: every row is worth more in training
         than an honest but very noisy held-out score); ``holdout_`` says which.
     score_share : float, default 0.1
@@ -164,8 +188,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     ----------
     best_estimator_ : estimator
         A clone of ``estimator`` with ``best_params_``, whose ``coef_``/``intercept_``/``release_``
-        are the selected candidate's release (no second fit, no second charge; trained on the
-        training rows).  Fitting it again would charge its own ledger.
+        are the search's release (no further charge): under ``"noisy-max"`` the chosen setting's
+        refit on every row, under random stopping the chosen run (trained on the training
+        rows).  Fitting it again would charge its own ledger.
     best_params_ : dict
         The selected candidate's value of every searched name (a noisy output: the choice is
         private).
@@ -176,10 +201,13 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         The selected run's **noisy** score per scored row (default scores: a noisy accuracy,
         or a noisy negative mean absolute error in the label's units; a ``scoring``
         callable's value is not divided).  Part of the selection's output, covered by its
-        (ε, δ); not an exact score.
+        (ε, δ); not an exact score.  Under ``"noisy-max"`` it scores the chosen setting's
+        selection run (trained with a small share of the budget), not the refitted model.
     cv_results_ : dict
-        Public facts only: ``"params"`` (the candidates, in order) and ``"param_<name>"`` lists.
-        No scores: the other candidates' scores (and how many ran) are not released.
+        ``"params"`` (the candidates, in order) and ``"param_<name>"`` lists; under
+        ``"noisy-max"`` also ``"noisy_score"``, every candidate's noisy score per scored row
+        (covered by the search's (ε, δ)).  Under random stopping no scores: the other
+        candidates' scores (and how many ran) are not released.
     stopping_ : str
         The stopping rule the search used.
     holdout_ : float
@@ -199,7 +227,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                  stopping: str = "auto", expected_trials: float | None = None, shape: float | None = None,
                  holdout: float | str = "auto", score_share: float = 0.1, scoring: ScoreFn | None = None,
                  score_sensitivity: float | None = None, ledger: Ledger | None = None,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, selection_share: float = SELECTION_SHARE) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
@@ -213,6 +241,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.score_sensitivity = score_sensitivity
         self.ledger = ledger
         self.random_state = random_state
+        self.selection_share = selection_share
 
     def __sklearn_clone__(self) -> DPSearchCV:
         """A clone that shares the ledger (a copy of a ledger would lose the clone's charges)."""
@@ -237,9 +266,12 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _check_settings(self) -> None:
         """The search's own settings (no data)."""
-        if self.stopping != "auto" and self.stopping not in STOPPING_RULES:
-            raise ModelError(f"stopping must be 'auto' or one of {', '.join(map(repr, STOPPING_RULES))}, "
-                             f"got {self.stopping!r}")
+        if self.stopping not in _RULES:
+            raise ModelError(f"stopping must be one of {', '.join(map(repr, _RULES))}, got {self.stopping!r}")
+        share = positive_number(self.selection_share, "selection_share")
+        if share >= 1.0:
+            raise ModelError(f"selection_share must be in (0, 1) (the fraction of the budget spent choosing), "
+                             f"got {self.selection_share!r}")
         if self.delta is not None:
             positive_number(self.delta, "delta", allow_zero=True)
         holdout = 0.0 if self.holdout == "auto" else positive_number(self.holdout, "holdout", allow_zero=True)
@@ -315,6 +347,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         rows (its noise scale from the public calibration), else 0 (n, ε, δ and the rule only)."""
         if self.holdout != "auto":
             return float(self.holdout)
+        if stopping == "noisy-max":
+            held = round(HOLDOUT * n)
+            return HOLDOUT if held >= 1 and n - held >= 2 else 0.0
         trials = candidates if self.expected_trials is None else self.expected_trials
         budget = calibrate_selection(float(self.epsilon), delta, stopping=stopping, expected_trials=trials,
                                      shape=shape, holdout=True)
@@ -337,7 +372,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return data.subset(np.sort(order[held:])), data.subset(np.sort(order[:held]))
 
     def _stopping(self, delta: float, candidates: list[DPEstimatorBase], data: Dataset) -> tuple[str, float]:
-        """The stopping rule and the δ it charges (public facts: the candidates' mechanisms)."""
+        """The selection rule and the δ it charges (public facts: the candidates' mechanisms)."""
         if self.stopping == "liu-talwar" and self.delta is None:
             return "liu-talwar", 0.0  # pure DP: the default δ = 1/n² does not apply
         if self.stopping != "auto":
@@ -351,7 +386,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 candidate_mu(mech, problem)
             except (DpoptError, ValueError, TypeError):
                 return "liu-talwar", 0.0
-        return "papernot-steinke", delta
+        return "noisy-max", delta
 
     def _check_outputs(self, candidates: list[DPEstimatorBase], grid: list[dict[str, Any]],
                        encoder: DPEstimatorBase, data: Dataset) -> None:
@@ -409,24 +444,36 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         by_key = {_key(_record(p)): c for p, c in zip(grid, candidates, strict=True)}
 
         built: dict[tuple[Any, ...], Any] = {}
+        refits: set[CandidateBudget] = set()
 
         def build(params: dict[str, Any], budget: CandidateBudget) -> Any:
             key = (_key(params), budget)
-            if key not in built:
-                built[key] = _at_budget(by_key[_key(params)], train, budget)
+            if key not in built:  # a refit (noisy-max) trains on every row, a candidate run on the training rows
+                built[key] = _at_budget(by_key[_key(params)], full if budget in refits else train, budget)
             return built[key]
 
         def problem(params: dict[str, Any]) -> Any:
             return by_key[_key(params)]._problem(train)
 
+        def refit(params: dict[str, Any]) -> Any:
+            return by_key[_key(params)]._problem(full)
+
         def selection(entries: list[dict[str, Any]]) -> PrivateSelection:
+            if stopping == "noisy-max":
+                chosen = RefitSelection(self.epsilon, delta, candidates=[_record(p) for p in entries], build=build,
+                                        score=score, score_sensitivity=sensitivity, score_share=self.score_share,
+                                        selection_share=self.selection_share, ledger=self.ledger, holdout=held,
+                                        refit=None if held is None else refit,
+                                        prefer_first=PREFER_FIRST if entries[0] is default else 0.0)
+                refits.add(chosen.refit_budget.refit)
+                return chosen
             trials = len(entries) if self.expected_trials is None else self.expected_trials
             return PrivateSelection(self.epsilon, delta, candidates=[_record(p) for p in entries], build=build,
                                     score=score, score_sensitivity=sensitivity, score_share=self.score_share,
                                     stopping=stopping, expected_trials=trials, shape=shape,
                                     ledger=self.ledger, holdout=held, favour_first=entries[0] is default)
 
-        if added and not _runs(selection(grid), problem, est.solver):
+        if added and not _runs(selection(grid), problem, refit, est.solver):
             del grid[0], candidates[0]  # the estimator as given cannot run under this selection's rule
         self._check_outputs(candidates, grid, encoder, train)
         try:
@@ -455,6 +502,10 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         names = sorted({k for p in grid for k in p})
         self.cv_results_: dict[str, list[Any]] = {"params": [dict(p) for p in grid],
                                                   **{f"param_{k}": [p.get(k) for p in grid] for k in names}}
+        scores = release.parameters.get("noisy_scores")
+        if scores is not None:  # noisy-max: every candidate's noisy score is part of the release
+            self.cv_results_["noisy_score"] = [None if v is None else float(v) if custom else _per_row(v, scored, best)
+                                               for v in scores]
         self.n_features_in_ = encoder.n_features_in_
         for name in ("feature_names_in_", "classes_"):
             if hasattr(encoder, name):
@@ -512,16 +563,23 @@ def _at_budget(cand: DPEstimatorBase, data: Dataset, budget: CandidateBudget) ->
     return make(lo)[0]
 
 
-def _runs(selection: PrivateSelection, problem: Callable[[dict[str, Any]], Any], solver: Any) -> bool:
-    """Whether the selection's first candidate builds and plans with its per-candidate budget
+def _runs(selection: PrivateSelection, problem: Callable[[dict[str, Any]], Any],
+          refit: Callable[[dict[str, Any]], Any], solver: Any) -> bool:
+    """Whether the selection's first candidate builds and plans with its per-candidate budget on
+    ``problem``, and under ``"noisy-max"`` with the refit budget on ``refit`` (every row) too
     (public facts; the same checks the selection makes before its charge)."""
     first = selection.candidates[0]
+    runs = [(selection.candidate_budget, problem)]
+    if isinstance(selection, RefitSelection):
+        runs.append((selection.refit_budget.refit, refit))
     try:
-        mech = selection.build(dict(first), selection.budget.candidate)
-        prob = problem(dict(first))
-        selection._check_budget(mech, prob)
-        mech.check_problem(prob)
-        mech.plan(prob, candidate_options(RunOptions(solver=solver), mech.solver_need(prob) is not SolverNeed.NONE))
+        for budget, make in runs:
+            mech = selection.build(dict(first), budget)
+            prob = make(dict(first))
+            selection._check_budget(mech, prob, budget)
+            mech.check_problem(prob)
+            mech.plan(prob, candidate_options(RunOptions(solver=solver),
+                                              mech.solver_need(prob) is not SolverNeed.NONE))
     except (DpoptError, ValueError, TypeError):
         return False
     return True
