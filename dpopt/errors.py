@@ -36,6 +36,7 @@ __all__ = [
     "ModelScriptError",
     "PrivacyParameterError",
     "ScriptFailure",
+    "SearchWarning",
     "SolverError",
     "SolverOptionError",
     "SpendingWarning",
@@ -147,6 +148,11 @@ class SpendingWarning(BudgetWarning):
     it has charged passes :data:`~dpopt.privacy.ledger.SPENDING_WARNING_EPSILON`; it depends only
     on the amounts charged, never on data.  Fix a budget with ``dp.Ledger(epsilon_budget=...)``.
     """
+
+
+class SearchWarning(UserWarning):
+    """A private search declined to search: at its budget the noisy scores cannot tell the candidates
+    apart, so it fitted the estimator as given (:class:`dpopt.sklearn.DPSearchCV`; public facts only)."""
 
 
 class WeakGuaranteeWarning(UserWarning):

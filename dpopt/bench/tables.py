@@ -349,7 +349,7 @@ def _dpopt_fit(method: str, table: Table, epsilon: float, seed: int) -> tuple[fl
     _, seconds = _timed(partial(est.fit, table.X_train, table.y_train))
     chosen = f"{est.mechanism_} ({est.mechanism_rule_})" if method == "auto" else ""
     if method == "search":
-        chosen = f"{est.stopping_}, holdout {est.holdout_:g}"
+        chosen = f"{est.stopping_}, holdout {est.holdout_:g}, chose {est.best_params_}"
     return _score(table, est.predict(table.X_test)), seconds, chosen
 
 

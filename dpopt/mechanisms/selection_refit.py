@@ -77,19 +77,32 @@ from dpopt.privacy.grid import GridNoise, gaussian_grid_noise, grid_step
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.selection import CandidateBudget, RefitBudget, calibrate_refit
 
-__all__ = ["PREFER_FIRST", "SELECTION_SHARE", "RefitSelection", "preference_units", "refit_score_noise"]
+__all__ = ["PREFER_FIRST", "RESOLUTION", "SELECTION_SHARE", "RefitSelection", "preference_units",
+           "refit_score_noise", "resolves"]
 
 #: default fraction of the budget (of ρ) spent choosing
 SELECTION_SHARE = 0.05
 #: default margin, in standard deviations of the difference of two noisy scores, by which another
 #: candidate must beat the first
 PREFER_FIRST = 2.0
+#: :func:`resolves`: the largest default margin b, as a fraction of the score's range, at which a
+#: selection is worth running (a candidate better by this much wins at least half the time)
+RESOLUTION = 0.1
 
 
 def refit_score_noise(budget: RefitBudget, sensitivity: float) -> GridNoise:
     """The noisy score's public law: discrete Gaussian, σ ≥ (Δ_s + γ_s)/μ_s on γ_s = grid_step(Δ_s, 1)."""
     gamma = grid_step(sensitivity, 1.0)
     return gaussian_grid_noise((sensitivity + gamma) / budget.score_mu, gamma)
+
+
+def resolves(noise: GridNoise, score_range: float) -> bool:
+    """Whether a noisy-max selection with this score noise can tell candidates apart: whether the
+    default margin b = :data:`PREFER_FIRST`·√2·σ_s is at most :data:`RESOLUTION` of the score's
+    range (accuracy: of the scored rows), so that a candidate better by 10 % of the range beats
+    the first at least half the time.  Where it cannot, running the candidates only spends budget
+    the model could have (public: the noise law and the number of scored rows)."""
+    return PREFER_FIRST * math.sqrt(2.0) * noise.scale <= RESOLUTION * score_range
 
 
 def preference_units(noise: GridNoise, prefer_first: float) -> int:

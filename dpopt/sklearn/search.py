@@ -35,7 +35,9 @@ candidates, so the search can always fall back to the untuned model.
 from __future__ import annotations
 
 import difflib
+import math
 import numbers
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -52,6 +54,7 @@ from dpopt.errors import (
     LedgerProcessError,
     MechanismError,
     ModelError,
+    SearchWarning,
 )
 from dpopt.mechanisms.base import RunOptions, SolverNeed
 from dpopt.mechanisms.release import Release
@@ -62,10 +65,22 @@ from dpopt.mechanisms.selection import (
     check_grid,
     score_noise_law,
 )
-from dpopt.mechanisms.selection_refit import PREFER_FIRST, SELECTION_SHARE, RefitSelection
+from dpopt.mechanisms.selection_refit import (
+    PREFER_FIRST,
+    RESOLUTION,
+    SELECTION_SHARE,
+    RefitSelection,
+    refit_score_noise,
+    resolves,
+)
 from dpopt.modeling.dataset import Dataset
 from dpopt.privacy.ledger import Ledger
-from dpopt.privacy.selection import STOPPING_RULES, CandidateBudget, calibrate_selection
+from dpopt.privacy.selection import (
+    STOPPING_RULES,
+    CandidateBudget,
+    calibrate_refit,
+    calibrate_selection,
+)
 from dpopt.sklearn._base import (
     DPClassifierBase,
     DPEstimatorBase,
@@ -441,6 +456,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         score, sensitivity = self._score(est, full)
         frac = self._holdout_fraction(full.n, delta, stopping, shape, len(grid), sensitivity)
         train, held = self._split(full, frac, None if seed is None else seed + 1)
+        if stopping == "noisy-max" and not self._resolves(delta, len(grid), sensitivity, train, held):
+            return self._fit_default(candidates[0], grid, encoder, full, delta, seed)
         by_key = {_key(_record(p)): c for p, c in zip(grid, candidates, strict=True)}
 
         built: dict[tuple[Any, ...], Any] = {}
@@ -487,9 +504,42 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._store(release, grid, encoder, scored, custom=self.scoring is not None)
         return self
 
+    def _resolves(self, delta: float, candidates: int, sensitivity: float | None, train: Dataset,
+                  held: Dataset | None) -> bool:
+        """Whether the noisy-max selection's scores can tell candidates apart (public facts: n, ε, δ,
+        the grid's size, the score's sensitivity; :func:`~dpopt.mechanisms.selection_refit.resolves`)."""
+        budget = calibrate_refit(float(self.epsilon), delta, candidates=candidates,
+                                 selection_share=float(self.selection_share), score_share=float(self.score_share),
+                                 holdout=held is not None)
+        per_row = 1.0 if sensitivity is None else float(sensitivity)
+        noise = refit_score_noise(budget, per_row)
+        if resolves(noise, per_row * (train if held is None else held).n):
+            return True
+        warnings.warn(f"{type(self).__name__}: at this budget the noisy scores cannot tell the candidates apart (noise "
+                      f"{noise.scale / (per_row * (train if held is None else held).n):.1%} of the score's range; the "
+                      f"search needs at most {RESOLUTION / (PREFER_FIRST * math.sqrt(2.0)):.1%}), so it fits the "
+                      "estimator as given with the whole budget; raise selection_share or epsilon to search",
+                      SearchWarning, stacklevel=3)
+        return False
+
+    def _fit_default(self, default: DPEstimatorBase, grid: list[dict[str, Any]], encoder: DPEstimatorBase,
+                     full: Dataset, delta: float, seed: int | None) -> DPSearchCV:
+        """The estimator as given, fitted on every row with the search's whole (ε, δ) (one charge)."""
+        mech, problem = default._mechanism_and_problem(full, epsilon=float(self.epsilon), delta=delta,
+                                                       ledger=self.ledger)
+        try:
+            release = mech.run(problem, solver=default.solver, seed=seed)
+        except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
+            warn_refused(type(self).__name__, exc)
+            raise
+        self.stopping_ = "none"
+        self.holdout_ = 0.0
+        self._store(release, grid, encoder, full, custom=self.scoring is not None, index=0)
+        return self
+
     def _store(self, release: Release, grid: list[dict[str, Any]], encoder: DPEstimatorBase, scored: Dataset, *,
-               custom: bool) -> None:
-        index = int(release.parameters["selected_index"])
+               custom: bool, index: int | None = None) -> None:
+        index = int(release.parameters["selected_index"]) if index is None else index
         best = clone(self.estimator).set_params(**grid[index])
         _adopt(best, encoder)
         best._store(release)
