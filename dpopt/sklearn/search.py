@@ -456,7 +456,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         score, sensitivity = self._score(est, full)
         frac = self._holdout_fraction(full.n, delta, stopping, shape, len(grid), sensitivity)
         train, held = self._split(full, frac, None if seed is None else seed + 1)
-        if stopping == "noisy-max" and not self._resolves(delta, len(grid), sensitivity, train, held):
+        if self.stopping == "auto" and stopping == "noisy-max" and _fits(candidates[0], full, float(self.epsilon), delta, est.solver) \
+                and not self._resolves(delta, len(grid), sensitivity, train, held):
+            self._check_outputs(candidates[:1], grid[:1], encoder, full)
             return self._fit_default(candidates[0], grid, encoder, full, delta, seed)
         by_key = {_key(_record(p)): c for p, c in zip(grid, candidates, strict=True)}
 
@@ -611,6 +613,18 @@ def _at_budget(cand: DPEstimatorBase, data: Dataset, budget: CandidateBudget) ->
     except (DpoptError, ValueError, TypeError):
         return mech  # not a Gaussian the selection can read: it refuses it before the charge
     return make(lo)[0]
+
+
+def _fits(default: DPEstimatorBase, data: Dataset, epsilon: float, delta: float, solver: Any) -> bool:
+    """Whether the estimator as given builds and plans with the search's whole (ε, δ) on every row
+    (public facts; the checks its run makes before the charge)."""
+    try:
+        mech, prob = default._mechanism_and_problem(data, epsilon=epsilon, delta=delta, ledger=Ledger())
+        mech.check_problem(prob)
+        mech.plan(prob, RunOptions(solver=solver))
+    except (DpoptError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _runs(selection: PrivateSelection, problem: Callable[[dict[str, Any]], Any],

@@ -57,9 +57,10 @@ def test_one_charge_of_the_stated_budget_per_fit(stopping, delta, estimator):
 def test_best_estimator_is_the_selected_release_without_a_second_charge():
     X, y = table()
     ledger = dp.Ledger()
-    search = DPSearchCV(logistic(), GRID, epsilon=2.0, ledger=ledger, random_state=1).fit(X, y)
+    search = DPSearchCV(logistic(), GRID, epsilon=2.0, stopping="noisy-max", ledger=ledger, random_state=1).fit(X, y)
     best, release = search.best_estimator_, search.release_
     assert best.release_ is release and len(ledger.charges) == 1
+    assert release.mechanism.startswith("RefitSelection") and release.n == len(X)  # the refit reads every row
     np.testing.assert_array_equal(np.append(best.coef_.ravel(), best.intercept_), release.theta)
     assert search.best_params_ == search.cv_results_["params"][search.best_index_] == release.parameters["selected"]
     assert best.get_params()["alpha"] == search.best_params_["alpha"]
@@ -71,12 +72,13 @@ def test_best_estimator_is_the_selected_release_without_a_second_charge():
 
 
 def test_scores_are_noisy_and_results_hold_params_only():
-    """best_score_ is the selected run's noisy accuracy: it differs from the exact accuracy of the
-    released θ, by noise of the declared Laplace scale; cv_results_ has no score at all."""
+    """Under random stopping best_score_ is the selected run's noisy accuracy: it differs from the
+    exact accuracy of the released θ, by noise of the declared scale; cv_results_ has no score at all."""
     X, y = table(n=300)
     gaps = []
     for seed in range(8):
-        search = DPSearchCV(logistic(), GRID, epsilon=3.0, ledger=dp.Ledger(), random_state=seed).fit(X, y)
+        search = DPSearchCV(logistic(), GRID, epsilon=3.0, stopping="papernot-steinke", ledger=dp.Ledger(),
+                            random_state=seed).fit(X, y)
         assert set(search.cv_results_) == {"params", "param_alpha"}
         design = np.hstack([X, np.ones((len(X), 1))])  # ‖x‖ ≤ √3 < x_bound: the estimator's design, unclipped
         data = dp.Dataset(design, np.where(y == "yes", 1.0, -1.0), x_bound=3.0)
@@ -93,6 +95,7 @@ def _public_view(search: DPSearchCV, ledger: dp.Ledger) -> dict:
     noisy = {"release_", "best_estimator_", "best_params_", "best_index_", "best_score_"}
     view = {k: v for k, v in vars(search).items() if k.endswith("_") and k not in noisy}
     view = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in view.items()}
+    view["cv_results_"] = {k: v for k, v in search.cv_results_.items() if not k.startswith("noisy_")}
     release = search.release_
     view["release"] = (release.epsilon, release.delta, release.mechanism, release.problem, release.notes,
                        release.private, release.feature_names,
@@ -116,17 +119,21 @@ class LeakyExactScores(DPSearchCV):
         return self
 
 
-@pytest.mark.parametrize("cls, same", [(DPSearchCV, True), (LeakyExactScores, False)])
-def test_neighbouring_tables_give_the_same_public_view(cls, same):
+@pytest.mark.parametrize("cls, same, stopping", [(DPSearchCV, True, "auto"), (DPSearchCV, True, "noisy-max"),
+                                                (DPSearchCV, True, "papernot-steinke"),
+                                                (LeakyExactScores, False, "noisy-max")])
+def test_neighbouring_tables_give_the_same_public_view(cls, same, stopping):
     """Replace one row (its label flipped): with the same seed, everything but the noisy outputs
-    is identical.  The mutant that publishes exact scores is caught by the same comparison."""
+    is identical (the default here fits the estimator as given: see
+    test_a_search_that_cannot_resolve_fits_the_estimator_as_given).  The mutant that publishes
+    exact scores is caught by the same comparison."""
     X, y = table(n=120)
     y2 = y.copy()
     y2[0] = "yes" if y[0] == "no" else "no"
     views, thetas = [], []
     for labels in (y, y2):
         ledger = dp.Ledger()
-        search = cls(logistic(), GRID, epsilon=1.0, ledger=ledger, random_state=3).fit(X, labels)
+        search = cls(logistic(), GRID, epsilon=1.0, stopping=stopping, ledger=ledger, random_state=3).fit(X, labels)
         views.append(_public_view(search, ledger))
         thetas.append(search.release_.theta)
     assert (views[0] == views[1]) is same
@@ -226,8 +233,9 @@ def test_a_multi_class_search_builds_multinomial_candidates_and_stores_them():
     X, y = three_classes()
     ledger = dp.Ledger()
     est = DPLogisticRegression(x_bound=2.0, classes=["a", "b", "c"])
-    search = DPSearchCV(est, {"alpha": [0.0, 1e-3]}, epsilon=4.0, ledger=ledger, random_state=0).fit(X, y)
-    assert search.stopping_ == "papernot-steinke" and len(ledger.charges) == 1
+    search = DPSearchCV(est, {"alpha": [0.0, 1e-3]}, epsilon=4.0, stopping="noisy-max", ledger=ledger,
+                        random_state=0).fit(X, y)
+    assert search.stopping_ == "noisy-max" and len(ledger.charges) == 1
     assert search.release_.theta.size == 4 * 3  # (3 features + intercept) × 3 classes
     assert search.best_estimator_.coef_.shape == (3, 3) and set(search.predict(X)) <= {"a", "b", "c"}
     assert np.allclose(search.predict_proba(X).sum(axis=1), 1.0)
@@ -291,13 +299,13 @@ def test_mechanism_options_are_searched():
     """DP-GD's own settings (steps, clip) can be tuned: per option, or as whole dicts."""
     X, y = table(n=150)
     est = logistic(mechanism="dp-gd", mechanism_options={"steps": 5})
-    search = DPSearchCV(est, {"mechanism_options__steps": [10, 20]}, epsilon=2.0, ledger=dp.Ledger(),
-                        random_state=0).fit(X, y)
+    search = DPSearchCV(est, {"mechanism_options__steps": [10, 20]}, epsilon=2.0, stopping="noisy-max",
+                        ledger=dp.Ledger(), random_state=0).fit(X, y)
     assert search.cv_results_["param_mechanism_options"] == [{"steps": 5}, {"steps": 10}, {"steps": 20}]
     assert search.release_.parameters["selected_parameters"]["steps"] == search.best_params_["mechanism_options"][
         "steps"]
     grid = {"mechanism_options": [{"steps": 10, "clip": "lipschitz"}, {"steps": 10, "clip": "adaptive"}]}
-    search = DPSearchCV(est, grid, epsilon=2.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    search = DPSearchCV(est, grid, epsilon=2.0, stopping="noisy-max", ledger=dp.Ledger(), random_state=0).fit(X, y)
     assert search.cv_results_["params"][1:] == [{"mechanism_options": d} for d in grid["mechanism_options"]]
     assert search.best_estimator_.mechanism_options == search.best_params_["mechanism_options"]
 
@@ -306,7 +314,8 @@ def test_gaussian_candidates_are_calibrated_to_the_per_candidate_mu():
     """Under papernot-steinke the accounting reads each candidate's μ only: DP-GD is calibrated to
     μ_t itself (never above it), not to an (ε, δ) point it would convert to zCDP loosely."""
     X, y = table(n=200)
-    search = DPSearchCV(logistic(), {"alpha": [1e-3]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    search = DPSearchCV(logistic(), {"alpha": [1e-3]}, epsilon=1.0, stopping="papernot-steinke", ledger=dp.Ledger(),
+                        random_state=0).fit(X, y)
     params = search.release_.parameters
     assert search.stopping_ == "papernot-steinke" and params["selected_mechanism"].startswith("DPGradientDescent")
     mu = (2.0 * params["selected_parameters"]["zcdp_rho"]) ** 0.5
@@ -321,7 +330,8 @@ def test_rows_are_held_out_where_the_budget_allows():
     assert search._holdout_fraction(300_000, 1e-5, "papernot-steinke", 0.0, 4, None) == 0.2
     assert search.set_params(holdout=0.1)._holdout_fraction(300, 1e-5, "papernot-steinke", 0.0, 4, None) == 0.1
     X, y = table(n=2000)
-    fitted = DPSearchCV(logistic(), GRID, epsilon=1.0, holdout=0.25, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    fitted = DPSearchCV(logistic(), GRID, epsilon=1.0, holdout=0.25, stopping="noisy-max", ledger=dp.Ledger(),
+                        random_state=0).fit(X, y)
     assert fitted.holdout_ == 0.25 and fitted.release_.parameters["holdout_rows"] == 500
     assert fitted.release_.parameters["score_rows"] == "held-out"
 
@@ -329,9 +339,11 @@ def test_rows_are_held_out_where_the_budget_allows():
 def test_the_estimator_as_given_is_drawn_more_often_than_the_others():
     X, y = table(n=120)
     est = logistic(alpha=0.05)
-    search = DPSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    search = DPSearchCV(est, {"alpha": [0.01, 0.1]}, epsilon=1.0, stopping="papernot-steinke", ledger=dp.Ledger(),
+                        random_state=0).fit(X, y)
     assert search.release_.parameters["candidate_law"].startswith("the first")
-    moved = DPSearchCV(est, {"alpha": [0.1, 0.05]}, epsilon=1.0, ledger=dp.Ledger(), random_state=0).fit(X, y)
+    moved = DPSearchCV(est, {"alpha": [0.1, 0.05]}, epsilon=1.0, stopping="papernot-steinke", ledger=dp.Ledger(),
+                       random_state=0).fit(X, y)
     assert moved.cv_results_["params"] == [{"alpha": 0.05}, {"alpha": 0.1}]  # its settings first, not repeated
 
 
