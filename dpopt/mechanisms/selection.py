@@ -272,7 +272,7 @@ class PrivateSelection(Mechanism):
         super().__init__(epsilon, delta, ledger=ledger)
         self.candidates = check_grid(candidates)
         self.build = build
-        self.score, self.score_sensitivity = _check_score(score, score_sensitivity)
+        self.score, self.score_sensitivity = check_score(score, score_sensitivity)
         self.stopping = stopping
         trials = len(self.candidates) if expected_trials is None else expected_trials
         self.budget = self._calibrate(trials, shape, score_share)
@@ -539,7 +539,7 @@ _ACCOUNTING = {
 }
 
 
-def _check_score(score: str | ScoreFn, sensitivity: float | None) -> tuple[str | ScoreFn, float]:
+def check_score(score: str | ScoreFn, sensitivity: float | None) -> tuple[str | ScoreFn, float]:
     """The score and its sensitivity (each setting already validated; this checks the pair)."""
     if isinstance(score, str):
         if sensitivity is not None:

@@ -65,9 +65,9 @@ from dpopt.mechanisms.selection import (
     ProblemFn,
     ScoreFn,
     SelectionPlan,
-    _check_score,
     candidate_options,
     check_grid,
+    check_score,
     isolate_candidates,
 )
 from dpopt.modeling.dataset import Dataset
@@ -173,7 +173,7 @@ class RefitSelection(PrivateSelection):
         self.favour_first = False
         self.candidates = check_grid(candidates)
         self.build = build
-        self.score, self.score_sensitivity = _check_score(score, score_sensitivity)
+        self.score, self.score_sensitivity = check_score(score, score_sensitivity)
         self.prefer_first = float(prefer_first)
         self.refit_budget = self._calibrate_refit(float(selection_share), float(score_share))
         self.score_noise = refit_score_noise(self.refit_budget, self.score_sensitivity)

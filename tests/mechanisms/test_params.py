@@ -54,6 +54,8 @@ def _base_kwargs(cls: type) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"epsilon": 1.0, "delta": 1e-5, "ledger": dp.Ledger()}
     if cls is dp.PrivateSelection:
         kwargs.update(delta=0.0, candidates=[{"lam": 0.1}, {"lam": 1.0}], build=lambda params, budget: None)
+    if cls.__name__ == "RefitSelection":
+        kwargs.update(candidates=[{"lam": 0.1}, {"lam": 1.0}], build=lambda params, budget: None)
     if "delta" in cls._parameter_constraints and any(i.right == 0 for i in _intervals(cls, "delta")):
         kwargs["delta"] = 0.0  # a pure ε-DP mechanism declares δ ∈ [0, 0]
     if cls is WithDiagnostics:  # a composition: its settings are the two mechanisms and the query
@@ -68,6 +70,7 @@ def _base_kwargs(cls: type) -> dict[str, Any]:
 CONTEXT: dict[tuple[str, str], dict[str, Any]] = {
     ("PrivateSelection", "delta"): {"stopping": "papernot-steinke"},
     ("PrivateSelection", "score_sensitivity"): {"score": lambda theta, data: 0.0},
+    ("RefitSelection", "score_sensitivity"): {"score": lambda theta, data: 0.0},
 }
 
 

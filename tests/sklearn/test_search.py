@@ -17,7 +17,13 @@ pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402
 
 import dpopt as dp  # noqa: E402
-from dpopt.errors import BudgetExceededError, BudgetWarning, MechanismError, ModelError  # noqa: E402
+from dpopt.errors import (  # noqa: E402
+    BudgetExceededError,
+    BudgetWarning,
+    MechanismError,
+    ModelError,
+    SearchWarning,
+)
 from dpopt.mechanisms.selection import accuracy_count  # noqa: E402
 from dpopt.sklearn import DPHalfspaceClassifier, DPLasso, DPLogisticRegression, DPRidge, DPSearchCV  # noqa: E402
 
@@ -352,3 +358,35 @@ def test_liu_talwar_without_a_delta_is_pure_dp():
     ledger = dp.Ledger()
     search = DPSearchCV(logistic(), GRID, epsilon=1.0, stopping="liu-talwar", ledger=ledger, random_state=0).fit(X, y)
     assert search.stopping_ == "liu-talwar" and [(c.epsilon, c.delta) for c in ledger.charges] == [(1.0, 0.0)]
+
+
+def test_a_search_that_cannot_resolve_fits_the_estimator_as_given():
+    """Under stopping="auto", where the noisy scores of a noisy-max selection could not resolve 10 % of
+    the score's range (public: n, ε, δ, the grid's size), the search fits the estimator as given with
+    its whole (ε, δ), in one charge, and says so; a larger selection_share makes it search."""
+    X, y = table(n=2000)
+    ledger = dp.Ledger()
+    with pytest.warns(SearchWarning, match="selection_share"):
+        search = DPSearchCV(logistic(), GRID, epsilon=1.0, ledger=ledger, random_state=0).fit(X, y)
+    assert search.stopping_ == "none" and search.best_index_ == 0 and search.best_score_ is None
+    assert search.best_params_ == {"alpha": 0.0} and search.release_.mechanism.startswith("DPGradientDescent")
+    assert [(c.epsilon, c.delta) for c in ledger.charges] == [(1.0, 1 / 2000**2)]
+    assert np.mean(search.predict(X) == y) > 0.8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SearchWarning)
+        wide = DPSearchCV(logistic(), GRID, epsilon=1.0, selection_share=0.9, ledger=ledger, random_state=0).fit(X, y)
+    assert wide.stopping_ == "noisy-max" and len(wide.cv_results_["noisy_score"]) == 4
+
+
+def test_the_search_replaces_a_poor_default_with_a_clearly_better_candidate():
+    """Where the estimator as given is poor (output perturbation with a tiny α: about chance) and the
+    grid holds a good setting (DP-GD), the noisy max picks the good one and refits it on every row."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(5000, 3))
+    y = np.where(X @ np.array([1.0, -1.0, 0.5]) + 0.3 * rng.normal(size=5000) > 0, "yes", "no")
+    poor = logistic(mechanism="output-perturbation", alpha=1e-3, mechanism_options={"noise": "gaussian"})
+    grid = {"mechanism": ["dp-gd"], "alpha": [0.0], "mechanism_options": [{}]}
+    for seed in range(3):
+        search = DPSearchCV(poor, grid, epsilon=1.0, ledger=dp.Ledger(), random_state=seed).fit(X, y)
+        assert search.stopping_ == "noisy-max" and search.best_params_["mechanism"] == "dp-gd"
+        assert np.mean(search.predict(X) == y) > 0.85
