@@ -62,7 +62,9 @@ regression: ``auto``, ``adassp``, ``objective-perturbation``, ``output-perturbat
 every task: ``search``
     :class:`dpopt.sklearn.DPSearchCV` (its defaults) over the ``auto`` estimator with
     :data:`SEARCH_GRID`, at the same (ε, δ) as one fit; the search's own summary checks whether
-    its mean score over the tables is within one standard error of ``auto``'s.
+    its mean score over the tables is within one standard error of ``auto``'s.  The record says
+    which rule ran (``none``: the noisy scores could not resolve the candidates, so the estimator
+    as given was fitted) and the chosen parameters.
 baselines: ``majority`` / ``mean``, ``sklearn``, ``diffprivlib``
     The training split's majority class (accuracy) or mean (R²); non-private scikit-learn
     ``LogisticRegression(C=1)`` / ``Ridge(alpha=1)`` on the same scaled features (raw target);
@@ -345,8 +347,12 @@ def dpopt_estimator(method: str, table: Table, epsilon: float, seed: int) -> Any
 
 def _dpopt_fit(method: str, table: Table, epsilon: float, seed: int) -> tuple[float, float, str]:
     """(test score, fit seconds, the mechanism ``auto`` chose and its rule) of one private fit."""
+    from dpopt.errors import SearchWarning
+
     est = dpopt_estimator(method, table, epsilon, seed)
-    _, seconds = _timed(partial(est.fit, table.X_train, table.y_train))
+    with warnings.catch_warnings():  # a search that keeps the default says so in its record (below)
+        warnings.simplefilter("ignore", SearchWarning)
+        _, seconds = _timed(partial(est.fit, table.X_train, table.y_train))
     chosen = f"{est.mechanism_} ({est.mechanism_rule_})" if method == "auto" else ""
     if method == "search":
         chosen = f"{est.stopping_}, holdout {est.holdout_:g}, chose {est.best_params_}"
