@@ -59,6 +59,7 @@ _EXPORTS = {
     "Release": "dpopt.mechanisms.release",
     "RSPM": "dpopt.mechanisms.rspm",
     "PrivateSelection": "dpopt.mechanisms.selection",
+    "RefitSelection": "dpopt.mechanisms.selection_refit",
     "SubmodularOutputPerturbation": "dpopt.mechanisms.submodular_output",
     "Dataset": "dpopt.modeling.dataset",
     "DiscreteProblem": "dpopt.modeling.discrete",
@@ -144,6 +145,7 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.mechanisms.release import Release as Release
     from dpopt.mechanisms.rspm import RSPM as RSPM
     from dpopt.mechanisms.selection import PrivateSelection as PrivateSelection
+    from dpopt.mechanisms.selection_refit import RefitSelection as RefitSelection
     from dpopt.mechanisms.submodular_output import (
         SubmodularOutputPerturbation as SubmodularOutputPerturbation,
     )

@@ -35,6 +35,12 @@ turn a per-run guarantee of Q into one for the whole selection:
     formulas as dp-accounting's ``RepeatAndSelectDpEvent`` with its RDP accountant,
     against which the tests check these values.
 
+A third rule, used by :class:`~dpopt.mechanisms.selection_refit.RefitSelection`, runs every
+candidate once instead of a random number of times and refits the choice: it is accounted in
+zCDP, where adaptive composition adds ρ ([BS16] Lemma 2.3) and a public split by row position
+lets the runs and the scores each take the selection's whole share ([McS09] Thm 4), then
+converted to (ε, δ) by [CKS20] as one zCDP fit (:func:`calibrate_refit`, :func:`refit_rho`).
+
 Every bound holds for *each* λ, λ̂; a numerical minimization can only make the bound
 looser than its true minimum, never invalid.  Calibrations search the per-candidate
 budget by bisection and return the end of the bracket that meets the target.
@@ -69,7 +75,7 @@ from dpopt.privacy.zcdp import zcdp_rho
 
 __all__ = [
     "CandidateBudget", "RefitBudget", "STOPPING_RULES", "Stopping", "StoppingLaw", "bernoulli_dyadic",
-    "calibrate_refit", "calibrate_selection",
+    "calibrate_refit", "calibrate_selection", "refit_rho",
     "liu_talwar_epsilon", "ps22_candidate_mu", "ps22_epsilon", "ps22_rdp", "sample_trials",
     "stopping_law", "tnb_mean",
 ]

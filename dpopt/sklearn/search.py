@@ -224,7 +224,11 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         (covered by the search's (ε, δ)).  Under random stopping no scores: the other
         candidates' scores (and how many ran) are not released.
     stopping_ : str
-        The stopping rule the search used.
+        The rule the search used: ``"noisy-max"``, ``"liu-talwar"``, ``"papernot-steinke"``, or
+        ``"none"`` when ``stopping="auto"`` found that the noisy scores could not resolve 10 % of
+        the score's range (public facts: n, ε, δ, the grid's size) and fitted the estimator as
+        given on every row with the whole (ε, δ), warning with a
+        :class:`~dpopt.errors.SearchWarning` (then ``best_index_`` is 0, ``best_score_`` None).
     holdout_ : float
         The fraction of rows held out for the scores.
     release_ : dpopt.Release
@@ -456,19 +460,21 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         score, sensitivity = self._score(est, full)
         frac = self._holdout_fraction(full.n, delta, stopping, shape, len(grid), sensitivity)
         train, held = self._split(full, frac, None if seed is None else seed + 1)
-        if self.stopping == "auto" and stopping == "noisy-max" and _fits(candidates[0], full, float(self.epsilon), delta, est.solver) \
-                and not self._resolves(delta, len(grid), sensitivity, train, held):
+        if (self.stopping == "auto" and stopping == "noisy-max"
+                and _fits(candidates[0], full, float(self.epsilon), delta, est.solver)
+                and not self._resolves(delta, len(grid), sensitivity, train, held)):
             self._check_outputs(candidates[:1], grid[:1], encoder, full)
             return self._fit_default(candidates[0], grid, encoder, full, delta, seed)
         by_key = {_key(_record(p)): c for p, c in zip(grid, candidates, strict=True)}
 
         built: dict[tuple[Any, ...], Any] = {}
-        refits: set[CandidateBudget] = set()
+        refits: list[CandidateBudget] = []  # the refit budgets (by identity: a run's may equal them in value)
 
         def build(params: dict[str, Any], budget: CandidateBudget) -> Any:
-            key = (_key(params), budget)
-            if key not in built:  # a refit (noisy-max) trains on every row, a candidate run on the training rows
-                built[key] = _at_budget(by_key[_key(params)], full if budget in refits else train, budget)
+            whole = any(budget is r for r in refits)  # a refit (noisy-max) trains on every row
+            key = (_key(params), budget, whole)
+            if key not in built:
+                built[key] = _at_budget(by_key[_key(params)], full if whole else train, budget)
             return built[key]
 
         def problem(params: dict[str, Any]) -> Any:
@@ -484,7 +490,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                                         selection_share=self.selection_share, ledger=self.ledger, holdout=held,
                                         refit=None if held is None else refit,
                                         prefer_first=PREFER_FIRST if entries[0] is default else 0.0)
-                refits.add(chosen.refit_budget.refit)
+                refits.append(chosen.refit_budget.refit)
                 return chosen
             trials = len(entries) if self.expected_trials is None else self.expected_trials
             return PrivateSelection(self.epsilon, delta, candidates=[_record(p) for p in entries], build=build,
