@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, Task, TaskID
     from rich.text import Text
 
-__all__ = ["OFF", "THROTTLE", "Tracker", "counted", "is_enabled", "private_run", "show_progress", "track"]
+__all__ = ["OFF", "THROTTLE", "Tracker", "counted", "in_private_run", "is_enabled", "private_run", "show_progress", "track"]
 
 #: seconds between two pushes of a count to the display
 THROTTLE = 0.1
@@ -319,6 +319,12 @@ def _count(seq: Sequence[T], description: str) -> Iterator[T]:
         for item in seq:
             yield item
             bar.advance()
+
+
+def in_private_run() -> bool:
+    """Whether the caller runs inside a mechanism's data-touching work (a nested run: the
+    candidates of a selection, charged as part of the outer run)."""
+    return _scope.get() is not None
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal, final
+from typing import Any, ClassVar, Literal, cast, final
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import DefaultLedger, Ledger
 from dpopt.privacy.noise_spec import NoiseChoice
 from dpopt.privacy.rng import make_rng
+from dpopt.progress import in_private_run
 
 OnUncertified = Literal["raise", "release-unsafe"]
 _DEFAULT_LEDGER = DefaultLedger()
@@ -113,6 +114,9 @@ class RunOptions:
         Keep the solver's (non-private) record in ``release.diagnostics``.
     executor : str, Executor, ExecutorSettings or dask Client, optional
         Where parallel work runs (:func:`dpopt.executors.resolve_executor`).
+    diagnostics : bool
+        Spend a small share of ε on noisy counts of what the declarations did to the data
+        (:mod:`dpopt.mechanisms.diagnostics`); False: the model gets all of it.
 
     Raises
     ------
@@ -127,8 +131,11 @@ class RunOptions:
     threads: int | None = None
     keep_diagnostics: bool = False
     executor: Any = None
+    diagnostics: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.diagnostics, bool):
+            raise MechanismError(f"diagnostics must be True or False, got {self.diagnostics!r}")
         Mechanism._check_time_limit(self.time_limit)
         _check_threads(self.threads)
         if self.seed is not None:
@@ -229,6 +236,10 @@ class Mechanism(ABC):
     #: whether its analysis covers a loss of several outputs (``Loss.n_outputs`` > 1: a d×k θ,
     #: the multinomial logistic loss); the others refuse such a problem before the charge
     multi_output: ClassVar[bool] = False
+    #: whether a copy with a smaller ε is the same mechanism at that ε (its calibration is made in
+    #: :meth:`plan`), so that ``run`` may take its data diagnostics' share out of ε; False for a
+    #: mechanism that calibrates when it is built (its runs take no diagnostics)
+    rebudgets: ClassVar[bool] = True
     #: the allowed values of every keyword of ``__init__`` (:func:`dpopt.mechanisms.params.validate_params`)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -257,7 +268,7 @@ class Mechanism(ABC):
     def run(self, problem: Any, *, solver: str | Path | SolverProfile | Backend = "auto",
             time_limit: float | None = None, seed: int | None = None,
             threads: int | None = None, keep_diagnostics: bool = False,
-            executor: ExecutorSpec = None) -> Release:
+            executor: ExecutorSpec = None, diagnostics: bool = True) -> Release:
         """Run the mechanism once and return a release (the same for every mechanism).
 
         Parameters
@@ -280,6 +291,13 @@ class Mechanism(ABC):
             Where parallel work runs (``"inprocess"``, ``"processes"``, ``"dask"`` or a
             ``distributed.Client``; :func:`dpopt.executors.resolve_executor`).  None: a solver
             profile's ``executor`` key, else in-process.  Never part of the release.
+        diagnostics : bool
+            True (default): on a problem over an in-memory Dataset, 2 % of ε goes to noisy counts
+            of what its declarations did to the table (rows clipped, entries clipped, rounded,
+            unseen or missing per column, unmatched or missing labels), stated in the release and
+            the ledger row, with one warning when a count is clearly large
+            (:mod:`dpopt.mechanisms.diagnostics`); the release's (ε, δ) is the mechanism's.
+            False: the model gets the whole budget.
 
         Raises
         ------
@@ -287,16 +305,24 @@ class Mechanism(ABC):
             Before the charge, for a setting, problem or solver the mechanism refuses.
         """
         options = RunOptions(solver=solver, time_limit=time_limit, seed=seed, threads=threads,
-                             keep_diagnostics=keep_diagnostics, executor=executor)
+                             keep_diagnostics=keep_diagnostics, executor=executor, diagnostics=diagnostics)
         self.check_problem(problem)
-        plan = self.plan(problem, options)
+        runner = self._diagnosed(problem, options)
+        plan = runner.plan(problem, options)
         need = plan.needs if plan.needs is not None else self.solver_need(problem)
         if options.explicit and need is SolverNeed.NONE:
             raise MechanismError(
                 f"{self.name} calls no solver on this problem, so an explicit solver or time_limit "
                 "would have no effect; drop it (solver='auto')"
             )
-        return self._release(plan, options)
+        return runner._release(plan, options)
+
+    def _diagnosed(self, problem: Any, options: RunOptions) -> Mechanism:
+        """This mechanism, or it with its data's private diagnostics (``WithDiagnostics.around``,
+        found among the loaded mechanisms so that this module imports none of them); a run inside
+        another private run takes none (the outer run's data)."""
+        wrap = loaded_mechanisms().get("WithDiagnostics") if options.diagnostics and not in_private_run() else None
+        return self if wrap is None else cast(Mechanism, cast(Any, wrap).around(self, problem))
 
     @final
     def check_problem(self, problem: Any) -> None:

@@ -1,6 +1,6 @@
 """Private diagnostics: noisy counts of what a declaration did to a table.
 
-A private fit cannot look at its table for free, but it can count privately.  The counts are
+A private run cannot look at its table for free, but it can count privately.  The counts are
 of the kind "rows whose label matched no declared class", "rows clipped to the declared
 bound", "entries of column c clipped, rounded, unseen or missing": each row adds at most one
 to each of the m declared counts, so replacing one row moves the vector by at most one per
@@ -18,30 +18,53 @@ composition gives (ε, δ) — the ledger row and the release state the share
 (a further noisy output, covered by the same (ε, δ)).  The budget check, the charge and every
 public check happen before either part reads the data; the counts are computed after the
 charge by the query's own function.
+
+Two front ends build the query.  ``Mechanism.run`` on a problem over an in-memory
+:class:`~dpopt.modeling.dataset.Dataset` (:meth:`WithDiagnostics.around`, unless
+``run(..., diagnostics=False)``): the counts are the dataset's own
+:class:`~dpopt.modeling.changes.TableChanges`, marked while its rows were mapped onto the
+declarations, and the model's mechanism is a copy of the caller's with (1 − s)ε.  The
+estimators (:mod:`dpopt.sklearn.diagnostics`) declare theirs from their settings.  Not wrapped:
+a run inside another private run (a selection's candidates: the outer run's data), a
+mechanism that derives its calibration from ε when it is built (``rebudgets = False``), a
+problem without an in-memory dataset (a Dask-backed one is mapped inside the run).
+
+After the release, :func:`warn_if_large` raises one :class:`~dpopt.errors.DiagnosticsWarning`
+for the largest count that is clearly large: its noisy value, less ten noise scales (a margin a
+count of zero exceeds with probability below e⁻¹⁰), is at least :data:`ALARM_SHARE` of the rows.
+The message reads only noisy counts and declarations (post-processing).
 """
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpopt.errors import MechanismError
+from dpopt.errors import DiagnosticsWarning, MechanismError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.params import Instance, Interval, Real, arguments
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.privacy.grid import GridNoise
 
-__all__ = ["DIAGNOSTICS_SHARE", "CountQuery", "DiagnosticCounts", "WithDiagnostics", "counts_law", "split_budget"]
+__all__ = ["ALARM_SCALES", "ALARM_SHARE", "DIAGNOSTICS_SHARE", "CountQuery", "DiagnosticCounts", "WithDiagnostics",
+           "counts_law", "data_query", "split_budget", "warn_if_large"]
 
 #: the share of a fit's ε its diagnostics spend (the rest goes to the model)
 DIAGNOSTICS_SHARE = 0.02
 #: the noise scale is rounded up onto 1/_T_GRID
 _T_GRID = 1024
+#: a noisy count warns when its value less ALARM_SCALES noise scales is at least this share of n
+ALARM_SHARE = 0.1
+ALARM_SCALES = 10.0
+#: per count name, (what it counts, the fix): the wording of :func:`warn_if_large`
+Wording = Mapping[str, tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -66,6 +89,37 @@ class CountQuery:
     def summary(self) -> str:
         """The public description (the ledger label)."""
         return f"{len(self.names)} diagnostic counts over n={self.n} rows"
+
+
+def data_query(problem: Any) -> tuple[CountQuery, dict[str, tuple[str, str]]] | None:
+    """The counts of what the declarations did to a problem's in-memory dataset, and their wording.
+
+    Reads the dataset's public count names only; the counts themselves are read by the query's
+    function, after the charge.  None when the problem holds no such dataset (a callable, a
+    Dask-backed dataset) or it declares nothing to count.
+    """
+    data = getattr(getattr(problem, "loss", None), "data", None)
+    changes = getattr(data, "declaration_changes", None)
+    if data is None or changes is None or not changes.names:
+        return None
+    return CountQuery(tuple(changes.names), int(data.n), changes.counts), dict(zip(changes.names, changes.wording,
+                                                                                   strict=True))
+
+
+def warn_if_large(owner: str, counts: Mapping[str, float], noise_scale: float, share: float, wording: Wording,
+                  n: int) -> None:
+    """One :class:`DiagnosticsWarning` for the largest clearly large noisy count (module docstring)."""
+    if not counts or n <= 0:
+        return
+    margin = ALARM_SCALES * float(noise_scale)
+    large = {name: v for name, v in counts.items() if v - margin >= ALARM_SHARE * n}
+    if not large:
+        return
+    name = max(large, key=lambda k: large[k])
+    what, fix = wording.get(name, (name, "check the declarations"))
+    percent = min(100, max(0, round(100 * large[name] / n)))
+    warnings.warn(f"{owner}: about {percent} % of {what} (a noisy count, {100 * float(share):.3g} % of ε): {fix}",
+                  DiagnosticsWarning, stacklevel=2)
 
 
 def counts_law(m: int, epsilon: float) -> GridNoise:
@@ -160,6 +214,11 @@ class WithDiagnostics(Mechanism):
         The diagnostics, with the rest of ε.
     query : CountQuery
         The declared counts.
+    wording : mapping, optional
+        Per count name, (what it counts, the fix): with it, one warning after the run when a noisy
+        count is clearly large (:func:`warn_if_large`); without it, none.
+    owner : str, optional
+        Who the warning names (default the inner mechanism's name).
 
     The release's ε is the sum of the two (basic composition), its δ the inner mechanism's,
     and its ``mechanism`` the inner mechanism's name; θ is the inner mechanism's output.
@@ -174,16 +233,39 @@ class WithDiagnostics(Mechanism):
         "inner": [Instance(Mechanism, what="a dpopt Mechanism")],
         "counts": [Instance(DiagnosticCounts, what="a DiagnosticCounts")],
         "query": [Instance(CountQuery, what="a CountQuery")],
+        "wording": [Instance(Mapping, what="a mapping of count name to (what, fix)"), None],
+        "owner": [Instance(str, what="a name"), None],
     }
 
-    def __init__(self, inner: Mechanism, counts: DiagnosticCounts, query: CountQuery) -> None:
-        self._validate({"inner": inner, "counts": counts, "query": query})
+    def __init__(self, inner: Mechanism, counts: DiagnosticCounts, query: CountQuery, *,
+                 wording: Wording | None = None, owner: str | None = None) -> None:
+        self._validate({"inner": inner, "counts": counts, "query": query, "wording": wording, "owner": owner})
         # ε, δ and the ledger come from the two mechanisms, each validated when it was built
         self.epsilon, self.delta, self.ledger = inner.epsilon + counts.epsilon, inner.delta, inner.ledger
         self.inner, self.counts, self.query = inner, counts, query
+        self.wording, self.owner = wording, owner if owner is not None else inner.name
         # the release and the ledger row name the model's mechanism; the theorem adds the composition
         self.__dict__["name"] = inner.name
         self.__dict__["theorem"] = f"{inner.theorem}; with DiagnosticCounts (basic composition)"
+
+    @classmethod
+    def around(cls, mechanism: Mechanism, problem: Any) -> Mechanism:
+        """``mechanism`` with its problem's data diagnostics, or itself (module docstring).
+
+        A copy of ``mechanism`` with (1 − s)ε runs the model; the counts get sε
+        (:func:`split_budget`), so the release and the charge keep the caller's (ε, δ).  Public
+        facts only: the classes, the problem's declared count names.
+        """
+        if isinstance(mechanism, cls) or not mechanism.rebudgets:
+            return mechanism
+        found = data_query(problem)
+        if found is None:
+            return mechanism
+        query, wording = found
+        model, counts = split_budget(mechanism.epsilon)
+        twin = copy.copy(mechanism)  # its settings are read in plan(); ε is the one that changes
+        twin.epsilon = model
+        return cls(twin, DiagnosticCounts(counts), query, wording=wording, owner=mechanism.name)
 
     def solver_need(self, problem: Any) -> SolverNeed:
         """The inner mechanism's."""
@@ -205,9 +287,13 @@ class WithDiagnostics(Mechanism):
                              inner=inner, counts=counts)
 
     def execute(self, plan: Plan, rng: np.random.Generator) -> Outcome:
-        """The counts, then the inner mechanism, on the same generator."""
+        """The counts, then the inner mechanism, on the same generator; then the warning (noisy
+        counts only) when a count is clearly large."""
         assert isinstance(plan, DiagnosedPlan)
         noisy = self.counts.execute(plan.counts, rng).theta
         out = self.inner.execute(plan.inner, rng)
         counts = {name: float(v) for name, v in zip(self.query.names, noisy, strict=True)}
+        if self.wording is not None:
+            warn_if_large(self.owner, counts, float(plan.counts.law.param), self.counts.epsilon / self.epsilon,
+                          self.wording, self.query.n)
         return replace(out, parameters={**out.parameters, "noisy_diagnostic_counts": counts})

@@ -242,6 +242,7 @@ class PrivateSelection(Mechanism):
     name = "PrivateSelection"
     theorem = "random-stopping selection: LT19 Thm 3.2 / PS22 Thm 2"
     problem_type = (Problem, Callable)
+    rebudgets = False  # its budget is calibrated in __init__: no diagnostics share is taken out of ε
     #: the candidates are checked one by one (``check_problem``) before the charge
     multi_output = True
     problem_refusal = "run() needs a dpopt Problem or a callable problem(params) -> Problem, got {got}"

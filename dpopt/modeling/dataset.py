@@ -34,6 +34,14 @@ from typing import Any, Literal
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
+from dpopt.modeling.changes import (
+    TableChanges,
+    class_label_changes,
+    column_changes,
+    label_changes,
+    none,
+    row_changes,
+)
 from dpopt.modeling.norms import inverse_order, norm_order
 from dpopt.modeling.readers import (
     compute,
@@ -51,9 +59,11 @@ from dpopt.modeling.rows import (
     enforce_labels,
     enforce_rows,
     label_values,
+    labels_over,
     numeric_labels,
+    rows_over,
 )
-from dpopt.modeling.schema import LabelMap, Numeric, Schema
+from dpopt.modeling.schema import LabelMap, Numeric, Schema, column_numbers
 
 Norm = Literal[1, 2, "inf"]
 
@@ -131,6 +141,7 @@ class Dataset:
     _binary: bool | None = field(init=False, repr=False, default=None)
     _class_labels: Dataset | None = field(init=False, repr=False, default=None)
     _index_labels: dict[int, Dataset] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _changes: TableChanges | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         if is_dask_array(self.X) or is_dask_array(self.y):
@@ -144,13 +155,19 @@ class Dataset:
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise DataError(f"X must have at least one row and one column, got shape {X.shape}")
         order = norm_order(self.x_norm)
+        changes = none(X.shape[0])
         if self.schema is not None:
             self._check_schema()
             if not self.clip:
                 self._refuse_out_of_range(X)
-            X = self.schema.map_rows(X)
+            raw, X = X, self.schema.map_rows(X)
+            changes = column_changes(self.schema, raw, X)  # what the mapping did, marked where it is done
         xb, yb = self._declared_bounds(order)
         object.__setattr__(self, "feature_names", self._names(X.shape[1]))
+        changes = changes.then(row_changes(rows_over(X, xb, self.x_norm)))
+        if yb is not None and self.label_map is None:  # a label_map's labels were mapped by its own declaration
+            changes = changes.then(label_changes(labels_over(y, yb)))
+        object.__setattr__(self, "_changes", changes)
         X = enforce_rows(X, order, xb, self.clip)
         y = enforce_labels(y, yb, self.clip)
         X.setflags(write=False)
@@ -235,6 +252,14 @@ class Dataset:
         The row count is public under the replace-one relation (neighbours have the same n).
         """
         return int(self.X.shape[0])
+
+    @property
+    def declaration_changes(self) -> TableChanges | None:
+        """What the declarations did to the table, row by row (:mod:`dpopt.modeling.changes`):
+        **exact, NOT private**, data like ``X``.  A private run reads only its public names before
+        the charge and adds noise to its counts after it (``Mechanism.run``'s diagnostics).  None
+        for a Dask-backed dataset, whose rows are first mapped inside a run."""
+        return self._changes
 
     @property
     def is_distributed(self) -> bool:
@@ -354,7 +379,10 @@ class Dataset:
         Y = self.y.copy()
         X[i] = xr
         Y[i] = float(y)
-        return self._like(X, Y)
+        out = self._like(X, Y)
+        if self._changes is not None and out._changes is not None:  # the other rows keep what was done to them
+            object.__setattr__(out, "_changes", self._changes.with_row(i, out._changes.take([i])))
+        return out
 
     def subset(self, rows: object) -> Dataset:
         """The dataset restricted to ``rows`` (indices or a boolean mask), same bounds.
@@ -362,7 +390,10 @@ class Dataset:
         On a Dask-backed dataset the selection is lazy (``rows`` is a public index array).
         """
         idx = np.asarray(rows)
-        return self._like(self.X[idx], self.y[idx])
+        out = self._like(self.X[idx], self.y[idx])
+        if self._changes is not None and out._changes is not None:
+            object.__setattr__(out, "_changes", self._changes.take(idx))
+        return out
 
     def _like(self, X: np.ndarray, y: np.ndarray) -> Dataset:
         return Dataset(X, y, x_bound=self.x_bound, x_norm=self.x_norm, y_bound=self.y_bound, clip=self.clip,
@@ -443,9 +474,22 @@ class Dataset:
         raw = label_values(frame, label, pair, positive, unknown_label)
         if label_map is not None:
             y = label_map.map_labels(raw, clip=bool(bounds.get("clip", True)))
-            return cls(X, y, schema=schema, label_map=label_map, **bounds)
-        y = numeric_labels(raw, label) if pair is None and positive is None else raw
-        return cls(X, y, schema=schema, **bounds)
+            data = cls(X, y, schema=schema, label_map=label_map, **bounds)
+            values = column_numbers(label, "numeric", raw)  # what map_labels read and clipped
+            missing = np.isnan(values)
+            outside = ~missing & ((values < label_map.low) | (values > label_map.high))
+            return data._led_by(label_changes(outside, missing if label_map.spec.missing is not None else None,
+                                              fix="check `label_spec=`"))
+        if pair is None and positive is None:
+            return cls(X, numeric_labels(raw, label), schema=schema, **bounds)
+        data = cls(X, raw, schema=schema, **bounds)
+        return data._led_by(class_label_changes(np.asarray(frame[label]), None if pair is None else list(pair)))
+
+    def _led_by(self, labels: TableChanges) -> Dataset:
+        """This dataset (just built) with the label's changes counted first."""
+        if self._changes is not None:
+            object.__setattr__(self, "_changes", labels.then(self._changes))
+        return self
 
     @staticmethod
     def _label_map(label: str, label_spec: Numeric | None, bounds: dict[str, Any]) -> LabelMap | None:

@@ -28,9 +28,11 @@ __all__ = [
     "enforce_labels",
     "enforce_rows",
     "label_values",
+    "labels_over",
     "map_feature_block",
     "map_label_block",
     "numeric_labels",
+    "rows_over",
 ]
 
 
@@ -57,12 +59,27 @@ def clip_rows(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
     """
     order = norm_order(norm)
     norms = np.linalg.norm(X, ord=order, axis=1)
-    over = norms > bound * (1 + 1e-12)
+    over = _over(norms, bound)
     if not over.any():
         return X
     out = np.array(X, dtype=np.float64)
     out[over] *= (bound / norms[over])[:, None]
     return out
+
+
+def _over(norms: np.ndarray, bound: float) -> np.ndarray:
+    return np.asarray(norms > bound * (1 + 1e-12))
+
+
+def rows_over(X: np.ndarray, bound: float, norm: object = 2) -> np.ndarray:
+    """Which rows :func:`clip_rows` scales onto ``bound`` (their ``norm``-norm exceeds it by more
+    than a relative 1e-12): read from the data, for the dataset's :mod:`~dpopt.modeling.changes`."""
+    return _over(np.linalg.norm(X, ord=norm_order(norm), axis=1), bound)
+
+
+def labels_over(y: np.ndarray, bound: float | None) -> np.ndarray:
+    """Which labels :func:`enforce_labels` clips onto ``[-bound, bound]`` (none without a bound)."""
+    return np.zeros(np.shape(y), dtype=bool) if bound is None else np.asarray(np.abs(y) > bound)
 
 
 def enforce_rows(X: np.ndarray, order: float, bound: float, clip: bool) -> np.ndarray:
@@ -73,7 +90,7 @@ def enforce_rows(X: np.ndarray, order: float, bound: float, clip: bool) -> np.nd
     """
     if clip:
         return clip_rows(X, bound, "inf" if order == np.inf else int(order))
-    if np.any(np.linalg.norm(X, ord=order, axis=1) > bound * (1 + 1e-12)):
+    if np.any(rows_over(X, bound, "inf" if order == np.inf else int(order))):
         name = "inf" if order == np.inf else int(order)
         raise DataError(
             f"some rows of X exceed the declared x_bound={bound} in the "
@@ -85,7 +102,7 @@ def enforce_rows(X: np.ndarray, order: float, bound: float, clip: bool) -> np.nd
 
 def enforce_labels(y: np.ndarray, bound: float | None, clip: bool) -> np.ndarray:
     """Labels onto ``[-y_bound, y_bound]`` (``clip=True``) or refused; a per-entry map."""
-    if bound is None or not np.any(np.abs(y) > bound):
+    if bound is None or not np.any(labels_over(y, bound)):
         return y
     if not clip:
         raise DataError(

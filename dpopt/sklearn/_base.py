@@ -56,7 +56,7 @@ from dpopt.modeling.rows import class_indices, class_labels, clip_rows
 from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, LabelMap, Numeric, Schema
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.ledger import Ledger
-from dpopt.sklearn.diagnostics import declared_counts, warn_if_large
+from dpopt.sklearn.diagnostics import declared_counts
 
 try:
     from sklearn.utils.validation import validate_data as _validate
@@ -208,6 +208,8 @@ class DPEstimatorBase(BaseEstimator):
         if self.unseen not in UNSEEN_POLICIES:
             raise ModelError(f"unseen must be one of {UNSEEN_POLICIES}, got {self.unseen!r}")
         check_random_state_type(self.random_state)
+        if not isinstance(self.diagnostics, (bool, np.bool_)):
+            raise ModelError(f"diagnostics must be True or False, got {self.diagnostics!r}")
         self._check_settings()
         return dict(options or {})
 
@@ -362,11 +364,12 @@ class DPEstimatorBase(BaseEstimator):
     def fit(self, X: Any, y: Any) -> DPEstimatorBase:
         """Fit privately: one release, charged once to the ledger with (ε, δ).
 
-        2 % of ε goes to private diagnostics (:mod:`dpopt.sklearn.diagnostics`): noisy counts of
-        what the declarations did to the table (unmatched or missing labels, clipped rows and
-        entries, unseen categories), in ``release_.parameters["noisy_diagnostic_counts"]`` and
-        ``release_.summary()``, with one :class:`~dpopt.errors.DiagnosticsWarning`
-        when a count is clearly large.  The model gets the other 98 %.
+        Unless ``diagnostics=False``, 2 % of ε goes to private diagnostics
+        (:mod:`dpopt.sklearn.diagnostics`): noisy counts of what the declarations did to the
+        table (unmatched or missing labels, clipped rows and entries, unseen categories), in
+        ``release_.parameters["noisy_diagnostic_counts"]`` and ``release_.summary()``, with one
+        :class:`~dpopt.errors.DiagnosticsWarning` when a count is clearly large.  The model gets
+        the other 98 % (all of ε with ``diagnostics=False``).
 
         Parameters
         ----------
@@ -393,18 +396,19 @@ class DPEstimatorBase(BaseEstimator):
         options = self._check_public()  # the only settings check of this fit: the build below assumes it
         data = self._encode(X, y)
         query, wording = declared_counts(self, X, y, data.n)  # private diagnostics (dpopt.sklearn.diagnostics)
-        model_epsilon, counts_epsilon = split_budget(float(self.epsilon)) if query.names else (None, 0.0)
+        diagnosed = bool(query.names) and self.diagnostics
+        model_epsilon, counts_epsilon = split_budget(float(self.epsilon)) if diagnosed else (None, 0.0)
         mechanism, problem, (self.mechanism_, self.mechanism_rule_) = self._build(data, options,
                                                                                   epsilon=model_epsilon)
-        if query.names:
-            mechanism = WithDiagnostics(mechanism, DiagnosticCounts(counts_epsilon), query)
-        try:
-            release = mechanism.run(problem, solver=self.solver, seed=self._seed())
+        if diagnosed:
+            mechanism = WithDiagnostics(mechanism, DiagnosticCounts(counts_epsilon), query, wording=wording,
+                                        owner=type(self).__name__)
+        try:  # the estimator's own counts (or none): not the run's of the encoded dataset
+            release = mechanism.run(problem, solver=self.solver, seed=self._seed(), diagnostics=False)
         except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
             warn_refused(type(self).__name__, exc)
             raise
         self._store(release)
-        warn_if_large(type(self).__name__, release, wording, data.n)
         return self
 
     def _encode(self, X: Any, y: Any) -> Dataset:

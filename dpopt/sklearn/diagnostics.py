@@ -12,31 +12,25 @@ the declarations alone (:func:`declared_counts`); each is a number of rows:
 * with a schema: per declared column, entries clipped onto the declared range, rounded onto
   the grid, of an undeclared category or missing (filled per the column's policy).
 
-After the fit, :func:`warn_if_large` raises one :class:`~dpopt.errors.DiagnosticsWarning` for the largest count that is
-clearly large: its noisy value, less ten noise scales (a margin a count of zero exceeds with
-probability below e⁻¹⁰), is at least :data:`ALARM_SHARE` of the rows.  The message reads only
-noisy counts and declarations (post-processing).
+After the fit, :func:`~dpopt.mechanisms.diagnostics.warn_if_large` raises one
+:class:`~dpopt.errors.DiagnosticsWarning` for the largest count that is clearly large (the wording
+below names what it counts and the fix).  ``diagnostics=False`` on an estimator counts nothing.
+A ``Mechanism.run`` on a user's own Dataset takes the dataset's counts instead
+(:mod:`dpopt.modeling.changes`).
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpopt.errors import DiagnosticsWarning
 from dpopt.mechanisms.diagnostics import CountQuery
-from dpopt.mechanisms.release import Release
 from dpopt.modeling.norms import norm_order
 from dpopt.modeling.schema import Categorical, Intercept
 
-__all__ = ["ALARM_SCALES", "ALARM_SHARE", "declared_counts", "warn_if_large"]
-
-#: a noisy count warns when its value less ALARM_SCALES noise scales is at least this share of n
-ALARM_SHARE = 0.1
-ALARM_SCALES = 10.0
+__all__ = ["declared_counts"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +56,7 @@ def declared_counts(est: Any, X: Any, y: Any, n: int) -> tuple[CountQuery, dict[
     Returns
     -------
     (CountQuery, dict)
-        The query, and per count name its (what, fix) for :func:`warn_if_large`.
+        The query, and per count name its (what, fix) for the warning.
     """
     counts = [*_label_counts(est, y), *_feature_counts(est, X)]
     query = CountQuery(tuple(c.name for c in counts), n, lambda: np.array([c.count() for c in counts]))
@@ -137,19 +131,3 @@ def _feature_counts(est: Any, X: Any) -> list[_Count]:
                           f"check the schema's declaration of {name!r}", lambda name=name: column(name)))
     return out
 
-
-def warn_if_large(owner: str, release: Release, wording: dict[str, tuple[str, str]], n: int) -> None:
-    """One :class:`DiagnosticsWarning` for the largest clearly large noisy count of a release."""
-    counts = release.parameters.get("noisy_diagnostic_counts")
-    info = release.parameters.get("diagnostics")
-    if not counts or not info or n <= 0:
-        return
-    margin = ALARM_SCALES * float(info["noise_scale"])
-    large = {name: v for name, v in counts.items() if v - margin >= ALARM_SHARE * n}
-    if not large:
-        return
-    name = max(large, key=lambda k: large[k])
-    what, fix = wording.get(name, (name, "check the declarations"))
-    share = min(100, max(0, round(100 * large[name] / n)))
-    warnings.warn(f"{owner}: about {share} % of {what} (a noisy count, {100 * float(info['share']):.3g} % of ε): "
-                  f"{fix}", DiagnosticsWarning, stacklevel=3)

@@ -42,7 +42,7 @@ class DPHalfspaceClassifier(DPClassifierBase):
         The ℓ2 bound D of w (default: the box's own).
     fit_intercept : bool, default True
         Append the schema's constant-1 column (:meth:`dpopt.Schema.with_intercept`).
-    classes, unknown_label, unseen, random_state, ledger, mechanism_options
+    classes, unknown_label, unseen, random_state, ledger, mechanism_options, diagnostics
         As in :class:`~dpopt.sklearn.DPLogisticRegression`.
     solver : str, default "auto"
         The MIP oracle (``"highs"``, ``"highs-grouped"``, ``"cpsat"``, ``"bruteforce"``, ...).
@@ -70,7 +70,7 @@ class DPHalfspaceClassifier(DPClassifierBase):
                  grid_high: float = 1.0, l2_bound: float | None = None, fit_intercept: bool = True,
                  classes: Any = None, unknown_label: str = "negative", unseen: str = "zero",
                  solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None) -> None:
+                 mechanism_options: dict[str, Any] | None = None, diagnostics: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
@@ -87,6 +87,7 @@ class DPHalfspaceClassifier(DPClassifierBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.diagnostics = diagnostics
 
     # the 0/1 loss reads the schema's grid; no separate row bound is declared
     x_bound = None

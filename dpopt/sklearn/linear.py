@@ -188,6 +188,10 @@ class DPLogisticRegression(DPClassifierBase):
         Charged once per fit (default :func:`dpopt.default_ledger`); shared by clones.
     mechanism_options : dict, optional
         More keyword arguments for the mechanism (e.g. ``{"steps": 200}`` for ``"dp-gd"``).
+    diagnostics : bool, default True
+        Spend 2 % of ε on noisy counts of what the declarations did to the table (labels that
+        matched no class, clipped rows and entries, ...), shown in ``release_.summary()`` with one
+        warning when a count is clearly large; False: nothing is counted, the model gets all of ε.
     positive : bool, default False
         Non-negative coefficients, as scikit-learn's ``positive=True``; the intercept stays free.
     bounds : (low, high), optional
@@ -231,7 +235,7 @@ class DPLogisticRegression(DPClassifierBase):
                  x_norm: Any = 2, schema: Schema | None = None, classes: Any = None,
                  unknown_label: str = "negative", unseen: str = "zero", solver: Any = "auto",
                  random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None, positive: bool = False,
+                 mechanism_options: dict[str, Any] | None = None, diagnostics: bool = True, positive: bool = False,
                  bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -250,6 +254,7 @@ class DPLogisticRegression(DPClassifierBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.diagnostics = diagnostics
         self.positive = positive
         self.bounds = bounds
 
@@ -405,7 +410,7 @@ class DPRidge(DPRegressorBase):
                  fit_intercept: bool = True, x_bound: float | None = None, x_norm: Any = 2,
                  y_bound: float | None = None, label_spec: Numeric | None = None, schema: Schema | None = None,
                  unseen: str = "zero", solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None, positive: bool = False,
+                 mechanism_options: dict[str, Any] | None = None, diagnostics: bool = True, positive: bool = False,
                  bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -423,6 +428,7 @@ class DPRidge(DPRegressorBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.diagnostics = diagnostics
         self.positive = positive
         self.bounds = bounds
 
@@ -496,7 +502,7 @@ class DPLasso(DPRegressorBase):
                  x_bound: float | None = None, x_norm: Any = "inf", y_bound: float | None = None,
                  label_spec: Numeric | None = None, schema: Schema | None = None, unseen: str = "zero",
                  solver: Any = "auto", random_state: Any = None, ledger: Ledger | None = None,
-                 mechanism_options: dict[str, Any] | None = None, positive: bool = False,
+                 mechanism_options: dict[str, Any] | None = None, diagnostics: bool = True, positive: bool = False,
                  bounds: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -514,6 +520,7 @@ class DPLasso(DPRegressorBase):
         self.random_state = random_state
         self.ledger = ledger
         self.mechanism_options = mechanism_options
+        self.diagnostics = diagnostics
         self.positive = positive
         self.bounds = bounds
 
