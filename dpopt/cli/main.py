@@ -4,7 +4,7 @@ Commands
 --------
 ``dpopt solve MODEL.py [--solver NAME|FILE.toml] [--epsilon E] [--delta D] [--seed S]
 [--time-limit SECONDS] [--threads N] [--json OUT] [--ledger FILE --dataset NAME]
-[--set key=value ...] [--diagnostics] [--quiet] [--debug]``
+[--set key=value ...] [--diagnostics] [--no-counts] [--quiet] [--debug]``
     Build the problem and mechanism of a model script (see
     :mod:`dpopt.cli.model_script` for the contract), run the mechanism once,
     print the release summary (and the script's ``evaluate(release)`` if it
@@ -106,6 +106,9 @@ def _add_solve(sub: Any) -> None:
                             "a run stopped by it releases nothing and is NOT private (exit 3)")
     solve.add_argument("--diagnostics", action="store_true",
                        help="also print the solvers' record and wall time to stderr (NOT private)")
+    solve.add_argument("--no-counts", action="store_true",
+                       help="spend nothing on the private counts of what the declarations did to the data "
+                            "(2 %% of ε by default, printed with the release): the model gets all of ε")
     solve.add_argument("--threads", type=positive_int, default=None, help="solver threads (≥ 1)")
     solve.add_argument("--executor", choices=("inprocess", "processes", "dask"), default=None,
                        help="where parallel work runs: in this process (default), a local process pool, or "

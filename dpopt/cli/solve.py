@@ -51,6 +51,12 @@ and JSON (noisy output, guarantee, public parameters and solver names), messages
 name no data values.  ``--diagnostics`` adds the solvers' record and the wall time —
 computed from the data without noise, printed to stderr under a NOT PRIVATE banner.
 
+A run over an in-memory Dataset spends 2 % of ε on *private* counts of what the declarations
+did to the data (rows clipped, entries clipped, rounded, unseen or missing per column,
+unmatched or missing labels; :mod:`dpopt.mechanisms.diagnostics`): noisy, part of the release,
+printed in its summary under ``diagnostics:``, and, when one is clearly large, a ``warning:``
+line on stderr naming the fix.  ``--no-counts`` spends nothing on them.
+
 The script's ``evaluate(release)`` is the exception, and is marked as one.  It receives only
 the release (public), but it is the script's own code and may read anything, the private
 training data included (``models/private_mirror_descent.py`` computes the training loss and
@@ -85,6 +91,7 @@ from dpopt.cli.exits import EXIT_OK, EXIT_UNCERTIFIED
 from dpopt.cli.model_script import build_model, load_model_script, parse_set, resolve_params
 from dpopt.errors import (
     AfterCharge,
+    DiagnosticsWarning,
     DpoptError,
     ScriptFailure,
     SpendingWarning,
@@ -140,8 +147,10 @@ def _solve_with(args: argparse.Namespace, ledger: Any, started: str) -> int:
     run_info = {"dpopt_version": __version__, "model": str(script.path), "params": params,
                 "timestamp": started, "command": shlex.join(["dpopt", *args.argv])}
 
-    release, elapsed = _run(mechanism, problem, args, run_info)
+    release, elapsed, warned_counts = _run(mechanism, problem, args, run_info)
     out(release.summary())
+    for line in warned_counts:
+        err(f"warning: {line}")
     if release.diagnostics is not None:
         err(release.diagnostics.summary())
         err(f"  wall time: {elapsed:.3f}s (NOT private)")
@@ -178,19 +187,26 @@ def _budget(value: float | None) -> str:
 
 
 def _run(mechanism: Any, problem: Any, args: argparse.Namespace,
-         run_info: dict[str, Any]) -> tuple[Any, float]:
-    """``mechanism.run`` once and its wall time; a failure after the charge writes its record to ``--json``."""
+         run_info: dict[str, Any]) -> tuple[Any, float, list[str]]:
+    """``mechanism.run`` once, its wall time and the private diagnostics' warnings (noisy counts
+    only); a failure after the charge writes its record to ``--json``."""
     before = _own_count(mechanism.ledger)
     start = time.perf_counter()
     try:
         executor = executor_settings(args)  # passed only when asked for: a script's own Mechanism may not take it
-        extra = {} if executor is None else {"executor": executor}
-        with warnings.catch_warnings(), charge_context(model=run_info["model"], solver=args.solver,
-                                                       command=run_info["command"]):
+        extra: dict[str, Any] = {} if executor is None else {"executor": executor}
+        if getattr(args, "no_counts", False):
+            extra["diagnostics"] = False
+        with warnings.catch_warnings(record=True) as caught, charge_context(
+                model=run_info["model"], solver=args.solver, command=run_info["command"]):
             warnings.simplefilter("ignore", WeakGuaranteeWarning)  # printed above as warning: lines
             warnings.simplefilter("ignore", SpendingWarning)  # one run per process (module docstring)
+            warnings.simplefilter("always", DiagnosticsWarning)  # printed after the release as warning: lines
             release = mechanism.run(problem, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
                                     threads=args.threads, keep_diagnostics=args.diagnostics, **extra)
+        for w in caught:  # any other warning as Python shows it
+            if not issubclass(w.category, DiagnosticsWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     except Exception as exc:
         ids = _run_charge_ids(mechanism.ledger, before)
         if ids == ():
@@ -217,7 +233,8 @@ def _run(mechanism: Any, problem: Any, args: argparse.Namespace,
             f"{exc} (the budget ε={mechanism.epsilon:g}, δ={mechanism.delta:g} was charged and nothing "
             f"was released{_charge_ref(ids)}{written})"
         ) from exc
-    return release, time.perf_counter() - start
+    counted = [str(w.message) for w in caught if issubclass(w.category, DiagnosticsWarning)]
+    return release, time.perf_counter() - start, counted
 
 
 def _own_count(ledger: Any) -> int:
