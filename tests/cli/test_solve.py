@@ -139,3 +139,44 @@ def test_a_cli_run_on_the_default_ledger_does_not_show_the_spending_warning(
     assert fresh.spent[0] == 11.0 and fresh.charges[0].command.startswith("dpopt solve")
     assert not [w for w in caught if issubclass(w.category, SpendingWarning)]
     assert "ε = 11 gives no meaningful privacy" in err and "default ledger" not in err
+
+
+#: a table whose label column uses other class names than the declared ones (every label unmatched)
+_MISTYPED = """
+import numpy as np
+import pandas as pd
+import dpopt as dp
+
+PARAMS = {"epsilon": 1.0, "delta": 1e-6}
+
+
+def build(params):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": rng.uniform(0, 1, 20_000), "y": rng.choice(["no", "yes"], 20_000)})
+    data = dp.Dataset.from_frame(table, dp.Schema({"x": dp.Numeric(0, 1, grid=0.01)}), "y", classes=["No", "Yes"])
+    theta = dp.Variable(1)
+    problem = dp.Problem(dp.LogisticLoss(data, theta), constraint=dp.L2Ball(theta, 5.0),
+                         regularizer=dp.L2Squared(theta, 0.1))
+    return problem, dp.OutputPerturbation(params["epsilon"], params["delta"])
+"""
+
+
+def test_the_release_shows_the_private_counts_and_a_large_one_warns_naming_the_fix(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_json = tmp_path / "out.json"
+    code, out, err = _solve(capsys, _script(tmp_path, _MISTYPED), "--seed", "1", "--json", out_json)
+    assert code == 0
+    assert "diagnostics: noisy counts (2 % of ε" in out and "labels matching no declared class:" in out
+    [line] = [w for w in err.splitlines() if "labels matched no declared class" in w]
+    assert line.startswith("warning: OutputPerturbation: about") and line.endswith("check `classes=`")
+    record = json.loads(out_json.read_text())
+    assert record["parameters"]["diagnostics"]["share"] == pytest.approx(0.02)
+    assert set(record["parameters"]["noisy_diagnostic_counts"]) == set(record["parameters"]["diagnostics"]["counts"])
+
+
+def test_no_counts_spends_nothing_on_them(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out_json = tmp_path / "out.json"
+    code, out, err = _solve(capsys, _script(tmp_path, _MISTYPED), "--seed", "1", "--no-counts", "--json", out_json)
+    assert code == 0 and "diagnostics" not in out and "classes=" not in err
+    record = json.loads(out_json.read_text())
+    assert "diagnostics" not in record["parameters"] and record["epsilon"] == 1.0
