@@ -14,9 +14,10 @@ The counts, each a number of rows:
 * per declared column (not an intercept): entries clipped onto the declared range, rounded
   onto the grid, of an undeclared category (the all-zero block) or missing (read by the
   column's missing-value policy);
-* rows whose norm exceeded ``x_bound`` (scaled onto it);
-* labels beyond ``y_bound`` (clipped), or outside a ``label_spec``'s range or off its grid, or
-  missing (filled);
+* rows whose norm exceeded ``x_bound`` (scaled onto it), unless the declarations already bound
+  every mapped row by it (a schema whose own row bound is at most ``x_bound``: the count would be 0);
+* labels beyond ``y_bound`` (clipped), or outside a ``label_spec``'s range (clipped) and, when
+  it fills them, missing;
 * with declared ``classes``: labels that matched no declared class, and missing labels (both
   read as the negative class).
 """
@@ -152,8 +153,8 @@ def row_changes(over: np.ndarray) -> TableChanges:
 
 def label_changes(changed: np.ndarray, missing: np.ndarray | None = None, *,
                   fix: str = "check `y_bound=`") -> TableChanges:
-    """Labels outside their declared range or grid (clipped, rounded) and, with a ``label_spec``
-    that fills them, missing labels."""
+    """Labels outside their declared range (clipped) and, with a ``label_spec`` that fills them,
+    missing labels."""
     out = _one("labels outside the declared range", "labels lay outside the declared range (clipped)", fix,
                changed)
     if missing is not None:

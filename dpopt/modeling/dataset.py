@@ -164,7 +164,8 @@ class Dataset:
             changes = column_changes(self.schema, raw, X)  # what the mapping did, marked where it is done
         xb, yb = self._declared_bounds(order)
         object.__setattr__(self, "feature_names", self._names(X.shape[1]))
-        changes = changes.then(row_changes(rows_over(X, xb, self.x_norm)))
+        if self.schema is None or self.schema.row_norm_bound(order) > xb:  # else no mapped row exceeds xb
+            changes = changes.then(row_changes(rows_over(X, xb, self.x_norm)))
         if yb is not None and self.label_map is None:  # a label_map's labels were mapped by its own declaration
             changes = changes.then(label_changes(labels_over(y, yb)))
         object.__setattr__(self, "_changes", changes)

@@ -41,7 +41,6 @@ def _independent(t: pd.DataFrame) -> dict[str, int]:
         "age: entries clipped or rounded or missing": int((t["age"].isna() | (t["age"] > 100)).sum()),
         "job: entries of an undeclared category": int((t["job"] == "c").sum()),
         "hours: entries clipped or rounded": int(((hours > 60) | (np.abs(hours * 2 - np.rint(hours * 2)) > 1e-9)).sum()),
-        ROWS_CLIPPED: 0,  # the default row bound is the schema's own: no row exceeds it
     }
 
 
@@ -50,6 +49,18 @@ def test_the_counts_of_a_table_are_an_independent_count_of_what_the_declarations
     data = dp.Dataset.from_frame(t, SCHEMA, "y", classes=["no", "yes"])
     changes = data.declaration_changes
     assert dict(zip(changes.names, changes.counts().tolist(), strict=True)) == _independent(t)
+
+
+def test_rows_over_a_smaller_x_bound_are_counted_and_none_under_the_schemas_own_bound():
+    """The schema's own row bound holds every mapped row: no count is declared for it (it would be
+    0 and only widen the noise); a smaller declared x_bound is counted."""
+    t = _table()
+    unbounded = dp.Dataset.from_frame(t, SCHEMA, "y", classes=["no", "yes"])
+    assert ROWS_CLIPPED not in unbounded.declaration_changes.names
+    bounded = dp.Dataset.from_frame(t, SCHEMA, "y", classes=["no", "yes"], x_bound=1.0)
+    changes = bounded.declaration_changes
+    expected = int(np.sum(np.linalg.norm(unbounded.X, axis=1) > 1.0))
+    assert 0 < expected < len(t) and changes.counts()[changes.names.index(ROWS_CLIPPED)] == expected
 
 
 def test_rows_over_the_bound_and_labels_over_y_bound_are_counted_without_a_schema():
