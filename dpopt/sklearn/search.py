@@ -536,7 +536,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         mech, problem = default._mechanism_and_problem(full, epsilon=float(self.epsilon), delta=delta,
                                                        ledger=self.ledger)
         try:
-            release = mech.run(problem, solver=default.solver, seed=seed)
+            release = mech.run(problem, solver=default.solver, seed=seed, diagnostics=False)  # all of ε: the model
         except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
             warn_refused(type(self).__name__, exc)
             raise
