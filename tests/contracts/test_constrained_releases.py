@@ -39,7 +39,7 @@ MECHANISMS: dict[str, Callable[[dp.Ledger], Mechanism]] = {
     "DualFrankWolfe": lambda led: dp.DualFrankWolfe(1.0, 1e-6, steps=3, ledger=led),
 }
 #: mechanisms whose candidates are other mechanisms (their releases are those of the matrix)
-COMPOSITE = {"PrivateSelection"}
+COMPOSITE = {"PrivateSelection", "RefitSelection"}
 #: the sets of the contract suite whose mechanisms run slowly (cutting-plane dual norms)
 SLOW = {"omega-general", "omega-coverage", "omega-owl1"}
 
