@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError, WeakGuaranteeWarning
 from dpopt.mechanisms.base import Mechanism, RunOptions
@@ -225,6 +226,9 @@ class RefitSelection(PrivateSelection):
                                  "that the chosen candidate is fitted on again")
         final, final_uses = self._build_all(refit, options, self.refit_budget.refit)
         self._check_refit(data, final[0][1].loss.data)
+        if is_explicit(options.solver) and not any((*uses, *final_uses)):
+            raise MechanismError(f"no candidate calls a solver on its problem, so solver={options.solver!r} would "
+                                 "have no effect; drop it")
         first = final[0][1]
         summary = refit.summary() if isinstance(refit, Problem) else first.summary() + " (per candidate)"
         return RefitPlan(problem=problem, parameters=self._parameters(), summary=summary, n=first.n,

@@ -160,6 +160,8 @@ def test_bad_input_is_refused_before_the_charge():
     with pytest.raises(MechanismError, match="rows"):  # the refit rows must be the training and held-out rows
         RefitSelection(1.0, 1e-3, candidates=GRID, build=_gd, holdout=held, refit=_problems(other),
                        ledger=ledger).run(_problems(d0))
+    with pytest.raises(MechanismError, match="no candidate calls a solver"):
+        RefitSelection(1.0, 1e-3, candidates=GRID, build=_gd, ledger=ledger).run(_problems(d0), solver="scipy")
     with pytest.raises(MechanismError, match="δ > 0|delta"):
         RefitSelection(1.0, 0.0, candidates=GRID, build=_gd, ledger=ledger)
     assert ledger.charges == ()
