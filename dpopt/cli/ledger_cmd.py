@@ -148,7 +148,7 @@ def _show(ledgers: Sequence[SQLiteLedger]) -> str:
 
 
 def _history(ledgers: Sequence[SQLiteLedger]) -> str:
-    from dpopt.privacy.sqlite_ledger import iso_time
+    from dpopt.privacy.sqlite_store import iso_time
 
     charges = sorted((c for ledger in ledgers for c in ledger.charges), key=lambda c: c.id)
     if not charges:

@@ -31,7 +31,7 @@ _EXPORTS = {
     "on_grid": "dpopt.privacy.grid",
     "zcdp_delta": "dpopt.privacy.zcdp",
     "zcdp_rho": "dpopt.privacy.zcdp",
-    "Charge": "dpopt.privacy.ledger",
+    "Charge": "dpopt.privacy.ledger_store",
     "Ledger": "dpopt.privacy.ledger",
     "SeedInfo": "dpopt.privacy.rng",
     "make_rng": "dpopt.privacy.rng",
@@ -40,7 +40,7 @@ _EXPORTS = {
     "l2_laplace_noise": "dpopt.privacy.sampling",
     "laplace_noise": "dpopt.privacy.sampling",
     "SQLiteLedger": "dpopt.privacy.sqlite_ledger",
-    "StoredCharge": "dpopt.privacy.sqlite_ledger",
+    "StoredCharge": "dpopt.privacy.sqlite_store",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -64,8 +64,8 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.privacy.grid import grid_step as grid_step
     from dpopt.privacy.grid import laplace_on_grid as laplace_on_grid
     from dpopt.privacy.grid import on_grid as on_grid
-    from dpopt.privacy.ledger import Charge as Charge
     from dpopt.privacy.ledger import Ledger as Ledger
+    from dpopt.privacy.ledger_store import Charge as Charge
     from dpopt.privacy.rng import SeedInfo as SeedInfo
     from dpopt.privacy.rng import make_rng as make_rng
     from dpopt.privacy.sampling import gaussian_noise as gaussian_noise
@@ -73,6 +73,6 @@ if TYPE_CHECKING:  # generated from _EXPORTS by `python -m dpopt._stubs`; do not
     from dpopt.privacy.sampling import l2_laplace_noise as l2_laplace_noise
     from dpopt.privacy.sampling import laplace_noise as laplace_noise
     from dpopt.privacy.sqlite_ledger import SQLiteLedger as SQLiteLedger
-    from dpopt.privacy.sqlite_ledger import StoredCharge as StoredCharge
+    from dpopt.privacy.sqlite_store import StoredCharge as StoredCharge
     from dpopt.privacy.zcdp import zcdp_delta as zcdp_delta
     from dpopt.privacy.zcdp import zcdp_rho as zcdp_rho

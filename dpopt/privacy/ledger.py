@@ -8,6 +8,16 @@ which need the mechanism *type and noise*, not just (ε, δ)) can replace it lat
 all of the composition lives in :meth:`Ledger._compose`, so a subclass or a
 future version swaps that one method.
 
+The policy and the store
+-----------------------
+:class:`Ledger` is the *policy*, written once: what may be charged ((ε, δ) checked, the
+process allowed), composition and the budget, the refusals and their messages, the ``spend``
+protocol (charge first, then the data; withheld when the block raises) and what a record
+means.  It keeps its charges in a *store* (:class:`LedgerStore`), which only reads, appends
+and re-labels records under a lock: :class:`MemoryStore` (a list and a thread lock, this
+process only), or :class:`~dpopt.privacy.sqlite_ledger.SQLiteStore` (a file and its write
+transactions, shared by processes).
+
 Charges are never refunded.  When a mechanism ran but released nothing (an
 uncertified oracle, an exception after the noise was drawn), the charge stays
 spent and is marked ``released=False``: the noise was drawn and the computation
@@ -50,16 +60,13 @@ import contextlib
 import math
 import multiprocessing
 import os
-import secrets
 import sys
 import threading
 import time as _time
 import warnings
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
 from typing import Any
 
 from dpopt.errors import (
@@ -69,12 +76,12 @@ from dpopt.errors import (
     SpendingWarning,
 )
 from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.ledger_store import SHARE_HINT, Charge, LedgerStore, MemoryStore, Status
 from dpopt.privacy.strength import LARGE_EPSILON
 
 __all__ = [
     "PROVENANCE_FIELDS",
     "SPENDING_WARNING_EPSILON",
-    "Charge",
     "DefaultLedger",
     "Ledger",
     "Spend",
@@ -84,11 +91,6 @@ __all__ = [
 ]
 
 _REL_TOL = 1e-12
-#: how to charge one budget from several processes (the end of every process refusal)
-SHARE_HINT = ("to charge one budget from several processes, pass ledger=dpopt.SQLiteLedger(path, "
-              "dataset=...), which every process opens by its file path")
-#: the in-memory ledgers alive in this process, by token: an unpickled copy resolves to its original
-_LIVE: weakref.WeakValueDictionary[str, Ledger] = weakref.WeakValueDictionary()
 #: the default ledger warns once per process when the ε it has charged passes this (module docstring)
 SPENDING_WARNING_EPSILON: float = LARGE_EPSILON
 #: what a charge records about the run besides its cost, mechanism and label (:func:`charge_context`)
@@ -151,39 +153,6 @@ def charge_provenance() -> dict[str, str]:
     return dict(zip(PROVENANCE_FIELDS, _PROVENANCE.get(), strict=True))
 
 
-@dataclass(frozen=True)
-class Charge:
-    """One entry of a :class:`Ledger`.
-
-    Attributes
-    ----------
-    epsilon, delta : float
-        The privacy cost of this charge.
-    label : str
-        What was computed (a problem summary; never data values).
-    mechanism : str
-        The mechanism's name.
-    released : bool
-        False when the computation ran but its output was withheld.  The budget is
-        spent either way.
-    time : float
-        ``time.time()`` when the charge was made.
-    model, solver, command : str
-        The run's model (script path or name), the solver asked for and the command line, as
-        given by :func:`charge_context` (empty outside one).
-    """
-
-    epsilon: float
-    delta: float
-    label: str
-    mechanism: str
-    released: bool
-    time: float
-    model: str = ""
-    solver: str = ""
-    command: str = ""
-
-
 class Spend:
     """The handle of a charge made by :meth:`Ledger.spend` (the data may now be touched).
 
@@ -196,10 +165,12 @@ class Spend:
     def __init__(self, ledger: Ledger, charge: Charge) -> None:
         self._ledger = ledger
         self.charge = charge
+        self.withheld = False
 
     def withhold(self) -> None:
         """Mark the charge as not released; the budget stays spent."""
         self.charge = self._ledger.mark_unreleased(self.charge)
+        self.withheld = True
 
 
 def check_budget(value: float | None, name: str, *, allow_zero: bool) -> float | None:
@@ -268,17 +239,6 @@ def worker_process() -> str | None:
     return None
 
 
-def _restore_ledger(cls: type[Ledger], token: str, state: dict[str, object]) -> Ledger:
-    """Unpickle a :class:`Ledger`: the live original when it is in this process, else a copy that refuses charges."""
-    live = _LIVE.get(token)
-    if live is not None and type(live) is cls:
-        return live
-    ledger = cls.__new__(cls)
-    ledger.__setstate__(state)
-    ledger._detached = True
-    return ledger
-
-
 class Ledger:
     """A thread-safe privacy accountant with an optional (ε, δ) budget.
 
@@ -304,6 +264,10 @@ class Ledger:
     For a budget shared by processes and kept across runs, use
     :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`.
 
+    This class is the ledger's policy; its charges live in a :class:`LedgerStore` (here a
+    :class:`MemoryStore`; :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger` is this policy
+    over an SQLite file).
+
     Examples
     --------
     >>> ledger = Ledger(epsilon_budget=1.0, delta_budget=1e-6)
@@ -315,54 +279,35 @@ class Ledger:
     def __init__(
         self, epsilon_budget: float | None = None, delta_budget: float | None = None
     ) -> None:
-        self._epsilon_budget = check_budget(epsilon_budget, "epsilon_budget", allow_zero=False)
-        self._delta_budget = check_budget(delta_budget, "delta_budget", allow_zero=True)
-        self._charges: list[Charge] = []
-        self._lock = threading.Lock()
-        self._origin_pid = os.getpid()
-        self._detached = False  # True for a copy that is not the live original
-        self._token = secrets.token_hex(16)
-        _LIVE[self._token] = self
+        self._attach(MemoryStore(), (epsilon_budget, delta_budget))
 
-    # -- processes ----------------------------------------------------------------------
+    def _attach(self, store: LedgerStore, budget: tuple[float | None, float | None]) -> None:
+        """Use ``store`` with the budget ``(ε, δ)`` (checked; None is no limit)."""
+        self._epsilon_budget = check_budget(budget[0], "epsilon_budget", allow_zero=False)
+        self._delta_budget = check_budget(budget[1], "delta_budget", allow_zero=True)
+        self._store = store
+
+    # -- processes and pickling -----------------------------------------------------------
     def check_process(self) -> None:
         """Raise unless this ledger can be charged from the current process (module docstring).
 
         Raises
         ------
         LedgerProcessError
-            For a copy of this in-memory ledger in another process (pickled to a worker,
-            or inherited by a fork), or an unpickled copy whose original is not alive in this process.
+            For a copy of an in-memory ledger in another process (pickled to a worker, or
+            inherited by a fork), or an unpickled copy whose original is not alive in this process.
         """
-        pid = os.getpid()
-        if self._origin_pid != pid:
-            raise LedgerProcessError(
-                f"this in-memory Ledger belongs to process {self._origin_pid} and cannot be charged from "
-                f"process {pid}: a copy sent to a worker (joblib/loky, multiprocessing, concurrent.futures, "
-                f"Dask) or made by a fork would spend a budget of its own that the caller never sees; "
-                f"{SHARE_HINT}"
-            )
-        if self._detached:
-            raise LedgerProcessError(
-                "this in-memory Ledger is an unpickled copy whose original is not alive in this process, and a copy "
-                f"cannot be charged (its budget would be spent twice); {SHARE_HINT}"
-            )
+        self._store.check_process()
 
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickle as (class, token, state): unpickled in this process while the original lives, it is the original."""
-        return (_restore_ledger, (type(self), self._token, self.__getstate__()))
+        """Pickle as its store says (an in-memory ledger unpickled in its own process is itself)."""
+        return self._store.pickled(self)
 
-    # -- pickling (the lock is per process) ---------------------------------------------
     def __getstate__(self) -> dict[str, object]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        with self._lock:
-            state["_charges"] = list(self._charges)
-        return state
+        return self.__dict__.copy()
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     # -- composition ------------------------------------------------------------------
     def _compose(self, charges: Sequence[Charge]) -> tuple[float, float]:
@@ -387,7 +332,7 @@ class Ledger:
     def _refusal(self, epsilon: float, delta: float, charges: Sequence[Charge], what: str) -> str:
         spent = self._compose(charges)
         return (
-            f"{what} {format_budget(epsilon, delta)} would exceed the privacy budget "
+            f"{self._store.where}{what} {format_budget(epsilon, delta)} would exceed the privacy budget "
             f"{format_budget(self._epsilon_budget, self._delta_budget)}: already spent {format_budget(*spent)}, "
             f"remaining {format_budget(*self._remaining(spent))}. Lower epsilon/delta, or use a ledger "
             "with a larger budget (a budget should be fixed before looking at the data)."
@@ -397,6 +342,23 @@ class Ledger:
         eps = None if self._epsilon_budget is None else max(self._epsilon_budget - spent[0], 0.0)
         dlt = None if self._delta_budget is None else max(self._delta_budget - spent[1], 0.0)
         return eps, dlt
+
+    def _before_charge(self, epsilon: float, delta: float) -> None:
+        """Called with a checked (ε, δ) before each charge is recorded (nothing by default)."""
+
+    def _record(self, epsilon: float, delta: float, *, label: str, mechanism: str, status: Status,
+                parameters: Mapping[str, Any] | None) -> Charge:
+        """Check and record one charge in one transaction of the store (the door of :meth:`charge` and :meth:`spend`)."""
+        self.check_process()
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        stored = self._store.encode_parameters(parameters)
+        self._before_charge(eps, dlt)
+        provenance = charge_provenance()
+        with self._store.transaction() as charges:
+            if not self._fits(eps, dlt, charges):
+                raise BudgetExceededError(self._refusal(eps, dlt, charges, "a charge of"))
+            entry = Charge(eps, dlt, str(label), str(mechanism), status == "released", _time.time(), **provenance)
+            return self._store.append(entry, status, stored)
 
     # -- public API -------------------------------------------------------------------
     def charge(
@@ -436,28 +398,16 @@ class Ledger:
         Raises
         ------
         PrivacyParameterError
-            For invalid (ε, δ).
+            For invalid (ε, δ) (or parameters a persistent ledger cannot store).
         BudgetExceededError
             If the charge would exceed a budget; nothing is recorded then.
         LedgerProcessError
             In a process that cannot charge this ledger (:meth:`check_process`).
+        LedgerError
+            If a ledger file cannot be written (e.g. locked past its timeout).
         """
-        self.check_process()
-        eps, dlt = check_epsilon_delta(epsilon, delta)
-        entry = Charge(
-            epsilon=eps,
-            delta=dlt,
-            label=str(label),
-            mechanism=str(mechanism),
-            released=bool(released),
-            time=_time.time(),
-            **charge_provenance(),
-        )
-        with self._lock:
-            if not self._fits(eps, dlt, self._charges):
-                raise BudgetExceededError(self._refusal(eps, dlt, self._charges, "a charge of"))
-            self._charges.append(entry)
-        return entry
+        return self._record(epsilon, delta, label=label, mechanism=mechanism,
+                            status="released" if released else "withheld", parameters=parameters)
 
     @contextmanager
     def spend(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
@@ -467,23 +417,29 @@ class Ledger:
         Every mechanism runs through this one door: public checks first (outside the
         block, nothing charged), then ``with ledger.spend(...)``, then the data.  If the
         block raises, the charge stays spent and is marked unreleased (whether it raised
-        can depend on the data); the block can also :meth:`Spend.withhold` it.
+        can depend on the data); the block can also :meth:`Spend.withhold` it.  A store
+        that outlives its process (an SQLite file) records the charge ``pending`` until the
+        block ends, so a process killed inside it leaves a pending charge, spent all the same.
 
         Raises
         ------
-        PrivacyParameterError, BudgetExceededError, LedgerProcessError
+        PrivacyParameterError, BudgetExceededError, LedgerProcessError, LedgerError
             As :meth:`charge`, before the block runs (nothing is charged then).
         """
-        handle = Spend(self, self.charge(epsilon, delta, label=label, mechanism=mechanism,
-                                         parameters=parameters))
+        status: Status = "pending" if self._store.keeps_pending else "released"
+        handle = Spend(self, self._record(epsilon, delta, label=label, mechanism=mechanism, status=status,
+                                          parameters=parameters))
         try:
             yield handle
         except BaseException:
             handle.withhold()
             raise
+        if status == "pending" and not handle.withheld:
+            handle.charge = self._store.set_status(handle.charge, "released", only_from=("pending",))
 
     def can_afford(self, epsilon: float, delta: float) -> bool:
-        """Whether a charge of (ε, δ) would currently fit in the budget.
+        """Whether a charge of (ε, δ) would currently fit in the budget (another thread or
+        process may spend first).
 
         Raises
         ------
@@ -494,8 +450,7 @@ class Ledger:
         """
         self.check_process()
         eps, dlt = check_epsilon_delta(epsilon, delta)
-        with self._lock:
-            return self._fits(eps, dlt, self._charges)
+        return self._fits(eps, dlt, self._store.read())
 
     def require(self, epsilon: float, delta: float) -> None:
         """Raise unless a charge of (ε, δ) would currently fit; charge nothing.
@@ -515,17 +470,18 @@ class Ledger:
         """
         self.check_process()
         eps, dlt = check_epsilon_delta(epsilon, delta)
-        with self._lock:
-            if not self._fits(eps, dlt, self._charges):
-                raise BudgetExceededError(self._refusal(eps, dlt, self._charges, "a request of"))
+        charges = self._store.read()
+        if not self._fits(eps, dlt, charges):
+            raise BudgetExceededError(self._refusal(eps, dlt, charges, "a request of"))
 
     def mark_unreleased(self, charge: Charge) -> Charge:
-        """Mark a recorded charge as not released; the budget stays spent.
+        """Mark a recorded charge as not released (withheld); the budget stays spent.
 
         Parameters
         ----------
         charge : Charge
-            An entry returned by :meth:`charge` on this ledger.
+            An entry returned by :meth:`charge` or :meth:`spend` on this ledger (for a
+            ledger file, also by another object on the same file and dataset).
 
         Returns
         -------
@@ -537,21 +493,7 @@ class Ledger:
         PrivacyParameterError
             If ``charge`` is not an entry of this ledger.
         """
-        with self._lock:
-            index = next((i for i, c in enumerate(self._charges) if c is charge), None)
-            if index is None:  # an equal copy (e.g. unpickled) identifies the entry too
-                index = next((i for i, c in enumerate(self._charges) if c == charge), None)
-            if index is None:
-                raise PrivacyParameterError(
-                    "mark_unreleased: that charge is not recorded in this ledger; pass the "
-                    "Charge returned by this ledger's charge()"
-                )
-            entry = self._charges[index]
-            if not entry.released:
-                return entry
-            updated = replace(entry, released=False)
-            self._charges[index] = updated
-            return updated
+        return self._store.set_status(charge, "withheld", only_from=("pending", "released"))
 
     @property
     def epsilon_budget(self) -> float | None:
@@ -565,21 +507,18 @@ class Ledger:
 
     @property
     def spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far, under :meth:`_compose`."""
-        with self._lock:
-            return self._compose(self._charges)
+        """(ε, δ) spent so far by every charge (pending, released and withheld), under :meth:`_compose`."""
+        return self._compose(self._store.read())
 
     @property
     def remaining(self) -> tuple[float | None, float | None]:
         """(ε, δ) left, each None when that budget is unlimited (never negative)."""
-        with self._lock:
-            return self._remaining(self._compose(self._charges))
+        return self._remaining(self._compose(self._store.read()))
 
     @property
     def charges(self) -> tuple[Charge, ...]:
         """All charges, oldest first (released or not)."""
-        with self._lock:
-            return tuple(self._charges)
+        return self._store.read()
 
     @property
     def own_charges(self) -> tuple[Charge, ...]:
@@ -589,36 +528,31 @@ class Ledger:
         it); a persistent ledger shared with other objects and processes returns only its
         own, so a caller can tell the charge its run made from anyone else's.
         """
-        return self.charges
+        return self._store.own()
 
     def summary(self) -> str:
         """A readable multi-line account: budget, spent, remaining and every charge."""
-        with self._lock:
-            charges = tuple(self._charges)
-            spent = self._compose(charges)
-            remaining = self._remaining(spent)
+        charges = self._store.read()
+        spent = self._compose(charges)
+        pending = sum(c.status == "pending" for c in charges)
         lines = [
-            f"Ledger (basic composition): budget {format_budget(self._epsilon_budget, self._delta_budget)}",
-            f"  spent     {format_budget(*spent)} in {len(charges)} charge(s)",
-            f"  remaining {format_budget(*remaining)}",
+            f"{self._store.title()} (basic composition): budget "
+            f"{format_budget(self._epsilon_budget, self._delta_budget)}",
+            f"  spent     {format_budget(*spent)} in {len(charges)} charge(s)"
+            + (f", {pending} pending" if pending else ""),
+            f"  remaining {format_budget(*self._remaining(spent))}",
         ]
         for k, c in enumerate(charges, 1):
-            stamp = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(c.time))
-            status = "released" if c.released else "NOT released (budget spent)"
             name = c.mechanism or "-"
             label = f" {'; '.join(c.label.splitlines())}" if c.label else ""
-            lines.append(
-                f"  {k:>3}. {stamp}  ε={c.epsilon:.6g} δ={c.delta:.6g}  {name}{label}{provenance_text(c)}  "
-                f"[{status}]"
-            )
+            body = f"ε={c.epsilon:.6g} δ={c.delta:.6g}  {name}{label}{provenance_text(c)}"
+            lines.append(self._store.entry_line(k, c, body))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        eps, dlt = self.spent
-        return (
-            f"Ledger(budget={format_budget(self._epsilon_budget, self._delta_budget)}, "
-            f"spent={format_budget(eps, dlt)}, charges={len(self.charges)})"
-        )
+        charges = self._store.read()
+        return (f"{self._store.repr_head()}budget={format_budget(self._epsilon_budget, self._delta_budget)}, "
+                f"spent={format_budget(*self._compose(charges))}, charges={len(charges)})")
 
 
 class DefaultLedger(Ledger):
@@ -636,11 +570,19 @@ class DefaultLedger(Ledger):
     def __init__(self) -> None:
         super().__init__()
         self._spending_warned = False
+        self._warn_lock = threading.Lock()
 
-    def charge(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
-               released: bool = True, parameters: Mapping[str, Any] | None = None) -> Charge:
-        """As :meth:`Ledger.charge`; the first charge that takes the total ε past
-        :data:`SPENDING_WARNING_EPSILON` warns first.
+    def __getstate__(self) -> dict[str, object]:
+        state = super().__getstate__()
+        del state["_warn_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        super().__setstate__(state)
+        self._warn_lock = threading.Lock()
+
+    def _before_charge(self, epsilon: float, delta: float) -> None:
+        """Warn once, before the charge that takes the total ε above the threshold.
 
         Warns
         -----
@@ -649,10 +591,8 @@ class DefaultLedger(Ledger):
             an error by a warnings filter, it refuses that charge (nothing is recorded) and
             the next charge warns again.
         """
-        self.check_process()
-        eps, dlt = check_epsilon_delta(epsilon, delta)
-        with self._lock:
-            total = self._compose([*self._charges, Charge(eps, dlt, "", "", True, 0.0)])
+        with self._warn_lock:
+            total = self._compose([*self._store.read(), Charge(epsilon, delta, "", "", True, 0.0)])
             warn = not self._spending_warned and total[0] > SPENDING_WARNING_EPSILON
             self._spending_warned = self._spending_warned or warn
         if warn:
@@ -665,11 +605,9 @@ class DefaultLedger(Ledger):
                     "dataset=..., create=True, epsilon_budget=...) to keep it across runs)",
                     SpendingWarning, stacklevel=_user_stacklevel())
             except BaseException:  # a filter made it an error: nothing charged, warn again next time
-                with self._lock:
+                with self._warn_lock:
                     self._spending_warned = False
                 raise
-        return super().charge(eps, dlt, label=label, mechanism=mechanism, released=released,
-                              parameters=parameters)
 
     def check_process(self) -> None:
         """As :meth:`Ledger.check_process`, and refuse in a worker process too.
@@ -680,8 +618,11 @@ class DefaultLedger(Ledger):
             In another process than the one that created it, or in a worker process.
         """
         worker = worker_process()
-        if worker is None and (self._origin_pid != os.getpid() or self._detached):
-            worker = "forked or unpickled copy of it"
+        if worker is None:
+            try:
+                self._store.check_process()
+            except LedgerProcessError:
+                worker = "forked or unpickled copy of it"
         if worker is not None:
             raise LedgerProcessError(
                 f"the default ledger cannot be charged in a {worker} (process {os.getpid()}): each worker "

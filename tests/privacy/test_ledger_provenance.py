@@ -12,7 +12,7 @@ import pytest
 
 import dpopt as dp
 from dpopt.errors import BudgetWarning, LedgerError, PrivacyParameterError, SpendingWarning
-from dpopt.privacy import sqlite_ledger
+from dpopt.privacy import sqlite_store
 from dpopt.privacy.ledger import (
     PROVENANCE_FIELDS,
     SPENDING_WARNING_EPSILON,
@@ -149,7 +149,7 @@ def test_an_old_file_that_cannot_be_written_is_still_read(path: Path, monkeypatc
     def read_only(conn: sqlite3.Connection) -> None:
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
-    monkeypatch.setattr(sqlite_ledger, "_add_columns", read_only)
+    monkeypatch.setattr(sqlite_store, "_add_columns", read_only)
     ledger = SQLiteLedger.open(path, dataset="adult")
     (old,) = ledger.charges
     assert old.label == "logistic" and (old.model, old.solver, old.command) == ("", "", "")

@@ -177,7 +177,7 @@ def test_a_ledger_of_another_process_warns_and_refuses_the_fit(monkeypatch):
     BudgetWarning says why (scikit-learn would otherwise record a NaN score)."""
     X, y = separable()
     ledger = dp.Ledger()
-    monkeypatch.setattr(ledger, "_origin_pid", -1)  # as in a worker that received a pickled copy
+    monkeypatch.setattr(ledger._store, "origin_pid", -1)  # as in a worker that received a pickled copy
     est = DPLogisticRegression(epsilon=1.0, x_bound=2.0, classes=["no", "yes"], ledger=ledger)
     with pytest.warns(BudgetWarning, match="another process than its ledger"), \
             pytest.raises(dp.errors.LedgerProcessError):
