@@ -15,7 +15,7 @@ process allowed), composition and the budget, the refusals and their messages, t
 protocol (charge first, then the data; withheld when the block raises) and what a record
 means.  It keeps its charges in a *store* (:class:`LedgerStore`), which only reads, appends
 and re-labels records under a lock: :class:`MemoryStore` (a list and a thread lock, this
-process only), or :class:`~dpopt.privacy.sqlite_ledger.SQLiteStore` (a file and its write
+process only), or :class:`~dpopt.privacy.sqlite_store.SQLiteStore` (a file and its write
 transactions, shared by processes).
 
 Charges are never refunded.  When a mechanism ran but released nothing (an

@@ -9,7 +9,7 @@ process, ``pending`` (its ``spend`` block has not ended).
 A :class:`LedgerStore` keeps the records of one budget; the policy — what may be charged,
 composition, refusals — is :class:`~dpopt.privacy.ledger.Ledger`'s, written once over any
 store.  :class:`MemoryStore` is a list under a thread lock, charged from its own process only;
-:class:`~dpopt.privacy.sqlite_ledger.SQLiteStore` is an SQLite file shared by processes.
+:class:`~dpopt.privacy.sqlite_store.SQLiteStore` is an SQLite file shared by processes.
 """
 
 from __future__ import annotations
