@@ -9,14 +9,15 @@ all of the composition lives in :meth:`Ledger._compose`, so a subclass or a
 future version swaps that one method.
 
 The policy and the store
------------------------
+------------------------
 :class:`Ledger` is the *policy*, written once: what may be charged ((ε, δ) checked, the
 process allowed), composition and the budget, the refusals and their messages, the ``spend``
 protocol (charge first, then the data; withheld when the block raises) and what a record
-means.  It keeps its charges in a *store* (:class:`LedgerStore`), which only reads, appends
-and re-labels records under a lock: :class:`MemoryStore` (a list and a thread lock, this
-process only), or :class:`~dpopt.privacy.sqlite_store.SQLiteStore` (a file and its write
-transactions, shared by processes).
+means.  It keeps its charges in a *store* (:class:`~dpopt.privacy.ledger_store.LedgerStore`), which
+only reads, appends and re-labels records under a lock:
+:class:`~dpopt.privacy.ledger_store.MemoryStore` (a list and a thread lock, this process only), or
+:class:`~dpopt.privacy.sqlite_store.SQLiteStore` (a file and its write transactions, shared by
+processes).
 
 Charges are never refunded.  When a mechanism ran but released nothing (an
 uncertified oracle, an exception after the noise was drawn), the charge stays
@@ -38,11 +39,11 @@ which crosses processes by its file path.
 
 What a charge records
 ---------------------
-Every :class:`Charge` holds its (ε, δ), the mechanism's name, a label (the problem's public
-summary) and, when the caller says so with :func:`charge_context`, the *model* (a script path
-or a name), the *solver* asked for and the *command line*: ``dpopt solve`` sets all three, so a
-ledger says which run spent what.  All of them are the caller's own public inputs; nothing
-computed from data goes into a charge.
+Every :class:`~dpopt.privacy.ledger_store.Charge` holds its (ε, δ), the mechanism's name, a label
+(the problem's public summary) and, when the caller says so with :func:`charge_context`, the *model*
+(a script path or a name), the *solver* asked for and the *command line*: ``dpopt solve`` sets all
+three, so a ledger says which run spent what.  All of them are the caller's own public inputs;
+nothing computed from data goes into a charge.
 
 Spending on the default ledger
 ------------------------------
@@ -107,10 +108,10 @@ def charge_context(*, model: str | None = None, solver: str | None = None,
     """Record ``model``, ``solver`` and ``command`` with every charge made inside the block.
 
     Charges made in this thread (or asyncio task) inside the block, on any ledger, carry
-    these values (:class:`Charge`; an :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`
-    stores them in its file).  ``dpopt solve`` wraps its run in one.  A value left None keeps
-    the enclosing block's (empty outside every block).  Give public facts only: they are
-    stored and printed as they are.
+    these values (:class:`~dpopt.privacy.ledger_store.Charge`; an
+    :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger` stores them in its file).  ``dpopt solve``
+    wraps its run in one.  A value left None keeps the enclosing block's (empty outside every
+    block).  Give public facts only: they are stored and printed as they are.
 
     Parameters
     ----------
@@ -264,9 +265,10 @@ class Ledger:
     For a budget shared by processes and kept across runs, use
     :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger`.
 
-    This class is the ledger's policy; its charges live in a :class:`LedgerStore` (here a
-    :class:`MemoryStore`; :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger` is this policy
-    over an SQLite file).
+    This class is the ledger's policy; its charges live in a
+    :class:`~dpopt.privacy.ledger_store.LedgerStore` (here a
+    :class:`~dpopt.privacy.ledger_store.MemoryStore`;
+    :class:`~dpopt.privacy.sqlite_ledger.SQLiteLedger` is this policy over an SQLite file).
 
     Examples
     --------

@@ -98,8 +98,8 @@ def restore_ledger(cls: type, token: str | None, state: dict[str, object]) -> An
 class LedgerStore(Protocol):
     """Where a :class:`~dpopt.privacy.ledger.Ledger` keeps its charges: the little a store implements.
 
-    The policy (:class:`~dpopt.privacy.ledger.Ledger`) decides what may be charged and what a record means; a store
-    only keeps the records, consistently under concurrent use.
+    The policy (:class:`~dpopt.privacy.ledger.Ledger`) decides what may be charged and what a record
+    means; a store only keeps the records, consistently under concurrent use.
 
     Attributes
     ----------
