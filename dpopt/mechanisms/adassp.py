@@ -115,7 +115,7 @@ import numpy as np
 
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
-from dpopt.mechanisms.params import Interval, Real, arguments
+from dpopt.mechanisms.params import Interval, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.losses import SquaredLoss
@@ -269,7 +269,6 @@ class AdaSSP(Mechanism):
     }
 
     def __init__(self, epsilon: float, delta: float, *, ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
 
     # -- public checks and calibration ------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal, cast, final
+from typing import Any, ClassVar, Literal, TypeVar, cast, final
 
 import numpy as np
 
@@ -32,18 +32,20 @@ from dpopt.mechanisms.params import (
     Interval,
     Options,
     Real,
-    arguments,
+    init_arguments,
     validate_params,
 )
 from dpopt.mechanisms.pipeline import Outcome, run_private
 from dpopt.mechanisms.release import Diagnostics, Release
 from dpopt.modeling.problem import Problem
+from dpopt.privacy.calibration import Budget
 from dpopt.privacy.ledger import DefaultLedger, Ledger
 from dpopt.privacy.noise_spec import NoiseChoice
 from dpopt.privacy.rng import make_rng
 from dpopt.progress import in_private_run
 
 OnUncertified = Literal["raise", "release-unsafe"]
+M = TypeVar("M", bound="Mechanism")
 _DEFAULT_LEDGER = DefaultLedger()
 
 
@@ -220,9 +222,11 @@ class Mechanism(ABC):
     -----
     Every class declares its ``__init__`` settings in ``_parameter_constraints``
     (:mod:`dpopt.mechanisms.params`, after scikit-learn), extended by subclasses as
-    ``{**Base._parameter_constraints, ...}``; ``__init__`` checks them first, so a wrong
-    setting raises :class:`~dpopt.errors.InvalidParameterError` (a
-    ``MechanismError``) before anything can be charged.
+    ``{**Base._parameter_constraints, ...}``; the construction checks every ``__init__``
+    argument against them once, in :meth:`__new__` (an ``__init__`` does not check again), so
+    a wrong setting raises :class:`~dpopt.errors.InvalidParameterError` (a ``MechanismError``)
+    before anything can be charged.  ε and δ are then fixed (:attr:`privacy_level`), and the later
+    layers (the plan's calibration, the ledger) take them as checked.
     """
 
     name: ClassVar[str] = "mechanism"
@@ -247,14 +251,49 @@ class Mechanism(ABC):
         "ledger": [Instance(Ledger, what="a dpopt Ledger"), None],
     }
 
+    def __new__(cls: type[M], *args: Any, **kwargs: Any) -> M:
+        """The one settings check of a construction, before any ``__init__`` runs: every argument
+        of the class's ``__init__`` (defaults included) against its merged ``_parameter_constraints``.
+
+        ``copy`` and ``pickle`` rebuild an instance without arguments from a checked state, so
+        nothing is checked then; an entry that has checked the settings itself builds through
+        :meth:`prevalidated`.
+        """
+        self = super().__new__(cls)
+        if args or kwargs:
+            settings = init_arguments(cls, args, kwargs)
+            if settings is not None:  # else __init__ raises its own TypeError for the call
+                validate_params(cls.name, cls._parameter_constraints, settings)
+        return self
+
+    @classmethod
+    def prevalidated(cls: type[M], *args: Any, **kwargs: Any) -> M:
+        """Build from settings an entry has already checked against ``_parameter_constraints``
+        (an estimator's fit, a wrapper built from checked mechanisms): ``__init__`` without the
+        settings check of :meth:`__new__`, so one call checks each input once."""
+        self = object.__new__(cls)
+        self.__init__(*args, **kwargs)  # type: ignore[misc]
+        return self
+
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
-        self.epsilon, self.delta = float(epsilon), float(delta)
+        # checked in __new__ (or by the entry that built it through prevalidated)
+        self._privacy_level = Budget(float(epsilon), float(delta))
         self.ledger = ledger if ledger is not None else _DEFAULT_LEDGER
 
-    def _validate(self, values: dict[str, object]) -> None:
-        """Check ``__init__`` settings against the class's ``_parameter_constraints`` (nothing charged yet)."""
-        validate_params(self.name, type(self)._parameter_constraints, values)
+    @property
+    def privacy_level(self) -> Budget:
+        """(ε, δ), fixed at construction and checked there: the pipeline charges it unchecked."""
+        return self._privacy_level
+
+    @property
+    def epsilon(self) -> float:
+        """ε of the guarantee."""
+        return self._privacy_level.epsilon
+
+    @property
+    def delta(self) -> float:
+        """δ of the guarantee."""
+        return self._privacy_level.delta
 
     def solver_need(self, problem: Any) -> SolverNeed:
         """What ``run(problem)`` does with a solver (public: the problem's structure); default ``needs``.

@@ -39,7 +39,7 @@ from dpopt.mechanisms.base import (
     loaded_mechanisms,
 )
 from dpopt.mechanisms.constrained import relaxed_problem, release_projection
-from dpopt.mechanisms.params import Interval, Real, arguments
+from dpopt.mechanisms.params import Interval, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.perturbation import Perturbation
@@ -125,7 +125,6 @@ class ConvexMechanism(Mechanism):
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Ledger | None = None,
                  tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
                  noise: NoiseChoice = "auto") -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.noise: NoiseChoice = check_noise_law(noise, self.delta)
         self.tolerance = float(tolerance)

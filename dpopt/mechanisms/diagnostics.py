@@ -49,8 +49,9 @@ import numpy as np
 
 from dpopt.errors import DiagnosticsWarning, MechanismError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
-from dpopt.mechanisms.params import Instance, Interval, Real, arguments
+from dpopt.mechanisms.params import Instance, Interval, Real
 from dpopt.mechanisms.pipeline import Outcome
+from dpopt.privacy.calibration import Budget
 from dpopt.privacy.grid import GridNoise
 
 __all__ = ["ALARM_SCALES", "ALARM_SHARE", "DIAGNOSTICS_SHARE", "CountQuery", "DiagnosticCounts", "WithDiagnostics",
@@ -169,7 +170,6 @@ class DiagnosticCounts(Mechanism):
     }
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: Any = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
 
     def law(self, query: CountQuery) -> GridNoise:
@@ -239,9 +239,9 @@ class WithDiagnostics(Mechanism):
 
     def __init__(self, inner: Mechanism, counts: DiagnosticCounts, query: CountQuery, *,
                  wording: Wording | None = None, owner: str | None = None) -> None:
-        self._validate({"inner": inner, "counts": counts, "query": query, "wording": wording, "owner": owner})
         # ε, δ and the ledger come from the two mechanisms, each validated when it was built
-        self.epsilon, self.delta, self.ledger = inner.epsilon + counts.epsilon, inner.delta, inner.ledger
+        self._privacy_level = Budget(inner.epsilon + counts.epsilon, inner.delta)  # basic composition
+        self.ledger = inner.ledger
         self.inner, self.counts, self.query = inner, counts, query
         self.wording, self.owner = wording, owner if owner is not None else inner.name
         # the release and the ledger row name the model's mechanism; the theorem adds the composition

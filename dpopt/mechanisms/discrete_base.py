@@ -80,7 +80,7 @@ from dpopt.backends.verify import (
 from dpopt.backends.verify import acceptance as verifier_acceptance
 from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms.base import ON_UNCERTIFIED, Mechanism, OnUncertified, Plan, RunOptions
-from dpopt.mechanisms.params import Boolean, Interval, Real, arguments
+from dpopt.mechanisms.params import Boolean, Interval, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.discrete import DiscreteProblem, PerturbationKind
@@ -180,7 +180,6 @@ class DiscreteMechanism(Mechanism):
                  on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
         """``on_uncertified`` as in :class:`~dpopt.mechanisms.convex.ConvexMechanism`; ``verify``: cross-check
         every accepted answer with an independent backend (module docstring)."""
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.on_uncertified: OnUncertified = on_uncertified
         self.verify = bool(verify)

@@ -90,7 +90,7 @@ from dpopt.mechanisms.base import (
     SolverNeed,
     check_noise_law,
 )
-from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments
+from dpopt.mechanisms.params import Integral, Interval, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
 from dpopt.modeling.losses import LogisticLoss, Loss, SquaredLoss
@@ -411,7 +411,6 @@ class DualFrankWolfe(Mechanism):
                  selection: str = "gumbel", step: str = "standard", release: str = "primal",
                  recovery_share: float = 0.5, inner_tolerance: float = 1e-9, max_vertices: int = 100_000,
                  noise: NoiseChoice = "auto", ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.noise: NoiseChoice = check_noise_law(noise, self.delta)
         self.steps = None if steps is None else int(steps)

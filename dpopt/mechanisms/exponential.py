@@ -35,7 +35,7 @@ import numpy as np
 from dpopt.backends.domain_check import check_nonempty
 from dpopt.errors import MechanismError, ModelError
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
-from dpopt.mechanisms.params import Integral, Interval, Real, arguments
+from dpopt.mechanisms.params import Integral, Interval, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.modeling.decision_domain import DiscreteDomain
 from dpopt.modeling.discrete import DiscreteProblem
@@ -98,7 +98,6 @@ class ExponentialMechanism(Mechanism):
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, max_points: int = MAX_POINTS,
                  ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.max_points = int(max_points)
 

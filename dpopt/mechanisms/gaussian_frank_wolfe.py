@@ -40,7 +40,7 @@ from dpopt.mechanisms.frank_wolfe import (
     paper_iterations,
     step_size,
 )
-from dpopt.mechanisms.params import Interval, Options, Real, arguments
+from dpopt.mechanisms.params import Interval, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.problem import Problem
@@ -175,7 +175,6 @@ class GaussianFrankWolfe(Mechanism):
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
                  calibration: str = "accountant", accountant: str = "zcdp", step: str = "standard",
                  ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.steps = None if steps is None else int(steps)
         self.calibration = calibration

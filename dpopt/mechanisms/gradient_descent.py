@@ -136,7 +136,7 @@ import numpy as np
 
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import STEPS, Mechanism, Plan, RunOptions, SolverNeed
-from dpopt.mechanisms.params import Integral, Interval, Options, Real, arguments
+from dpopt.mechanisms.params import Integral, Interval, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.preconditioner import (
     Preconditioner,
@@ -302,7 +302,6 @@ class _GradientMechanism(Mechanism):
     def __init__(self, epsilon: float, delta: float, *, steps: int | None = None,
                  learning_rate: float | None = None, clip: Clip = None, output: Output = "average",
                  max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.steps = None if steps is None else int(steps)
         self.max_steps = int(max_steps)
@@ -363,7 +362,7 @@ class _GradientMechanism(Mechanism):
                 f"{self.name} needs steps= here: without a constraint set or an L2Squared regularizer "
                 "there is no declared radius to choose the number of steps from"
             )
-        mu = math.sqrt(2.0 * zcdp_rho(self.epsilon, self.delta))  # σ_T = 2C√T/μ (module docstring)
+        mu = math.sqrt(2.0 * zcdp_rho(self.privacy_level))  # σ_T = 2C√T/μ (module docstring)
         return default_steps(radius, mu, problem.n, step, clip, problem.dim, self.max_steps)
 
     def _settings(self, problem: Problem) -> tuple[float, float, float, int]:
@@ -536,7 +535,6 @@ class DPGradientDescent(_GradientMechanism):
                  precondition: bool | Literal["auto"] = "auto", precondition_share: float = PRECONDITIONER_SHARE,
                  precondition_ridge: float = PRECONDITIONER_RIDGE, max_steps: int = DEFAULT_MAX_STEPS,
                  ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, steps=steps, learning_rate=learning_rate, clip=clip, output=output,
                          max_steps=max_steps, ledger=ledger)
         self.accountant = accountant
@@ -568,7 +566,7 @@ class DPGradientDescent(_GradientMechanism):
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
         metric = None
-        rho = zcdp_rho(self.epsilon, self.delta)
+        rho = zcdp_rho(self.privacy_level)
         if self._preconditioned(problem):
             metric = plan_preconditioner(problem, rho, self.precondition_share, self.precondition_ridge)
             rho -= metric.rho  # the steps get the rest: ρ_P + ρ_steps ≤ ρ
@@ -674,7 +672,6 @@ class DPSGD(_GradientMechanism):
                  steps: int | None = None, learning_rate: float | None = None, clip: Clip = None,
                  output: Output = "average", accountant: str = "rdp", max_steps: int = DEFAULT_MAX_STEPS,
                  ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, steps=steps, learning_rate=learning_rate, clip=clip, output=output,
                          max_steps=max_steps, ledger=ledger)
         self.sampling_rate = None if sampling_rate is None else float(sampling_rate)
@@ -687,7 +684,7 @@ class DPSGD(_GradientMechanism):
     def plan(self, problem: Problem, options: RunOptions | None = None) -> GradientPlan:
         lipschitz, clip, eta, steps = self._settings(problem)
         q = self.sampling_rate if self.sampling_rate is not None else min(1.0, 1.0 / math.sqrt(problem.n))
-        unamplified = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, zcdp_rho(self.epsilon, self.delta))
+        unamplified = zcdp_gaussian_steps(2.0 * clip, problem.dim, steps, zcdp_rho(self.privacy_level))
         extra: dict[str, Any] = {}
         if self.accountant == "rdp":
             sampled = sampled_steps(clip, problem.dim, steps, q, self.epsilon, self.delta)

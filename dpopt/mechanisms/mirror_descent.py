@@ -75,7 +75,7 @@ from dpopt.backends.result import SolveOptions
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import STEPS, Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.bregman import ACCEPTANCE, BregmanProgram, bregman_step, compile_bregman_step
-from dpopt.mechanisms.params import Instance, Integral, Interval, Options, Real, arguments
+from dpopt.mechanisms.params import Instance, Integral, Interval, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.losses import SquaredLoss
@@ -231,7 +231,6 @@ class PrivateMirrorDescent(Mechanism):
                  steps: int | None = None, learning_rate: float | None = None,
                  mode: NoiseMode = "accountant", accountant: str = "zcdp",
                  max_steps: int = DEFAULT_MAX_STEPS, ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.steps = None if steps is None else int(steps)
         self.learning_rate = None if learning_rate is None else float(learning_rate)
@@ -313,7 +312,7 @@ class PrivateMirrorDescent(Mechanism):
     def _sum_sigmas(self, sensitivity: float, dim: int, steps: int) -> tuple[float, float]:
         """(zCDP σ, the chosen accountant's σ) on the gradient sum, both for Δ' = Δ + γ√d."""
         reach = grid_reach(sensitivity, dim)[1]
-        sigma_zcdp = reach * math.sqrt(steps / (2.0 * zcdp_rho(self.epsilon, self.delta)))
+        sigma_zcdp = reach * math.sqrt(steps / (2.0 * zcdp_rho(self.privacy_level)))
         if self.accountant == "zcdp":
             return sigma_zcdp, sigma_zcdp
         return sigma_zcdp, gaussian_sigma_for_composition(reach, steps, self.epsilon, self.delta, self.accountant)

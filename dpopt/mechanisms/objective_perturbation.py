@@ -99,7 +99,7 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.constrained import unbounded_lipschitz
 from dpopt.mechanisms.convex import ConvexMechanism, ConvexPlan, template_problem
-from dpopt.mechanisms.params import Interval, Options, Real, Vector, arguments
+from dpopt.mechanisms.params import Interval, Options, Real, Vector
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec, choose
@@ -226,7 +226,6 @@ class ObjectivePerturbation(ConvexMechanism):
                  theta0: np.ndarray | None = None, calibration: str = "chi2-profile",
                  split: float | str = "auto", ledger: Ledger | None = None, tolerance: float = 1e-6,
                  on_uncertified: OnUncertified = "raise", noise: NoiseChoice = "auto") -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger, tolerance=tolerance, on_uncertified=on_uncertified,
                          noise=noise)
         self.split = split if split == "auto" else float(split)

@@ -97,7 +97,7 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
-from dpopt.mechanisms.params import Interval, Options, Real, arguments
+from dpopt.mechanisms.params import Interval, Options, Real
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
@@ -200,7 +200,6 @@ class OPDisc(DiscreteMechanism):
     def __init__(self, epsilon: float, delta: float, *, alpha: float = DEFAULT_ALPHA,
                  calibration: str = "chi2-profile", ledger: Ledger | None = None,
                  on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger, on_uncertified=on_uncertified, verify=verify)
         self.alpha = float(alpha)
         self.calibration = calibration

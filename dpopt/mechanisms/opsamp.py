@@ -67,7 +67,7 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
-from dpopt.mechanisms.params import Integral, Interval, Real, arguments
+from dpopt.mechanisms.params import Integral, Interval, Real
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.grid import GridNoise, laplace_on_grid
 from dpopt.privacy.ledger import Ledger
@@ -150,7 +150,6 @@ class OPSamp(DiscreteMechanism):
                  rate: float | None = None, beta: float = 0.05, max_calls: int = 10_000,
                  ledger: Ledger | None = None, on_uncertified: OnUncertified = "raise",
                  verify: bool = True) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger, on_uncertified=on_uncertified, verify=verify)
         self.alpha, self.beta = float(alpha), float(beta)
         self.calls = None if calls is None else int(calls)

@@ -37,7 +37,7 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.constrained import unbounded_lipschitz
 from dpopt.mechanisms.convex import ConvexMechanism, ConvexPlan, template_problem
-from dpopt.mechanisms.params import Options, arguments
+from dpopt.mechanisms.params import Options
 from dpopt.modeling.problem import Problem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec
@@ -77,7 +77,6 @@ class OutputPerturbation(ConvexMechanism):
     def __init__(self, epsilon: float, delta: float = 0.0, *, project: Project = "auto",
                  ledger: Ledger | None = None, tolerance: float = 1e-6, on_uncertified: OnUncertified = "raise",
                  noise: NoiseChoice = "auto") -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger, tolerance=tolerance, on_uncertified=on_uncertified,
                          noise=noise)
         self.project: Project = project

@@ -10,7 +10,8 @@ constraints a value may satisfy (a value is valid when it satisfies *any* of the
             "beta": [Interval(Real, 0, 1, closed="neither")],
         }
 
-and its ``__init__`` calls :func:`validate_params` once, first, with its arguments.  A
+and the construction checks every argument of its ``__init__`` once, before ``__init__`` runs
+(:meth:`dpopt.mechanisms.base.Mechanism.__new__`, through :func:`init_arguments`).  A
 setting is a public declaration, so the check runs before anything is charged and its
 message may quote the value.  Rules (scikit-learn's, made stricter for privacy settings):
 
@@ -30,6 +31,8 @@ the way scikit-learn's ``InvalidParameterError`` is both a ``ValueError`` and a 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 from abc import ABC, abstractmethod
@@ -51,8 +54,8 @@ __all__ = [
     "Options",
     "Real",
     "Vector",
-    "arguments",
     "check_param",
+    "init_arguments",
     "make_constraint",
     "validate_params",
 ]
@@ -305,6 +308,30 @@ def validate_params(owner: str, constraints: Mapping[str, list[Any]], values: Ma
         check_param(owner, name, constraints[name], value)
 
 
-def arguments(frame_locals: Mapping[str, object]) -> dict[str, object]:
-    """The arguments of an ``__init__`` from its ``locals()`` taken on its first line."""
-    return {k: v for k, v in frame_locals.items() if k not in ("self", "__class__")}
+@functools.cache
+def _init_signature(cls: type) -> inspect.Signature:
+    return inspect.signature(cls.__init__)  # type: ignore[misc]
+
+
+def init_arguments(cls: type, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, object] | None:
+    """The arguments of ``cls(*args, **kwargs)`` by name, defaults included, as its ``__init__``
+    receives them; None when they do not bind (the call's own ``TypeError`` then says why).
+
+    A ``**kwargs`` parameter contributes its items by their names.
+    """
+    signature = _init_signature(cls)
+    try:
+        bound = signature.bind(None, *args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    values: dict[str, object] = {}
+    for i, (name, value) in enumerate(bound.arguments.items()):
+        kind = signature.parameters[name].kind
+        if i == 0:
+            continue  # self
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            values.update(value)
+        else:
+            values[name] = value
+    return values

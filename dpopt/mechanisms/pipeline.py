@@ -36,6 +36,7 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import UncertifiedOracleError
 from dpopt.executors import DEFAULT, Executor, current_executor, resolve_executor, use_executor
 from dpopt.mechanisms.release import Diagnostics, OracleCall, Release
+from dpopt.privacy.calibration import Budget
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.rng import make_rng
 from dpopt.privacy.strength import warn_weak_guarantee
@@ -52,6 +53,9 @@ class Budgeted(Protocol):
 
     @property
     def delta(self) -> float: ...
+
+    @property
+    def privacy_level(self) -> Budget: ...
 
     @property
     def ledger(self) -> Ledger: ...
@@ -139,7 +143,7 @@ def run_private(mechanism: Budgeted, work: Callable[[np.random.Generator], Outco
         Before the charge, when ε > 10 or δ ≥ 1/n (the run goes on).
     """
     warn_weak_guarantee(mechanism.epsilon, mechanism.delta, n, stacklevel=5)
-    mechanism.ledger.require(mechanism.epsilon, mechanism.delta)
+    mechanism.ledger.require(mechanism.privacy_level)  # checked at the mechanism's construction
     pool, owned = _executor_for(executor, solver)
     try:
         pool.start()  # before the charge: a pool that cannot start costs nothing
@@ -151,7 +155,7 @@ def run_private(mechanism: Budgeted, work: Callable[[np.random.Generator], Outco
         pool, owned = current_executor(), False  # dpopt's own default pool: the run stays in-process
     rng, seed_info = make_rng(seed)
     closing = pool if owned else nullcontext(pool)  # close only what this run started
-    with closing, mechanism.ledger.spend(mechanism.epsilon, mechanism.delta, label=problem,
+    with closing, mechanism.ledger.spend(mechanism.privacy_level, label=problem,
                                          mechanism=mechanism.name, parameters=parameters) as spend:
         try:
             with private_run(mechanism.name, diagnostics=keep_diagnostics), use_executor(pool):

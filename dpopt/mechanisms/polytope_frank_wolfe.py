@@ -32,7 +32,7 @@ from dpopt.mechanisms.frank_wolfe import (
     curvature_bound,
     step_size,
 )
-from dpopt.mechanisms.params import Integral, Interval, Options, arguments
+from dpopt.mechanisms.params import Integral, Interval, Options
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.balls import L1Ball
@@ -136,7 +136,6 @@ class PolytopeFrankWolfe(Mechanism):
     def __init__(self, epsilon: float, delta: float = 0.0, *, steps: int | None = None,
                  selection: str = "auto", step: str = "standard", fast: bool | str = "auto",
                  max_vertices: int = 100_000, ledger: Ledger | None = None) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger)
         self.steps = None if steps is None else int(steps)
         self.selection = resolve_selection(selection, self.delta)

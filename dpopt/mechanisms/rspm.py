@@ -88,7 +88,7 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
 from dpopt.mechanisms.opdisc import canonical_grid_point
-from dpopt.mechanisms.params import Options, arguments
+from dpopt.mechanisms.params import Options
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.sampling import gaussian_noise, laplace_noise
@@ -146,7 +146,6 @@ class RSPM(DiscreteMechanism):
     def __init__(self, epsilon: float, delta: float = 0.0, *, noise: str = "auto",
                  alpha: float = DEFAULT_ALPHA, ledger: Ledger | None = None,
                  on_uncertified: OnUncertified = "raise", verify: bool = True) -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, ledger=ledger, on_uncertified=on_uncertified, verify=verify)
         self.alpha = float(alpha)
         if noise == "gaussian" and self.delta == 0:

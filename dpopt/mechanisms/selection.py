@@ -100,7 +100,7 @@ from dpopt.backends.result import OracleResult
 from dpopt.errors import DpoptError, MechanismError, WeakGuaranteeWarning
 from dpopt.mechanisms.base import Mechanism, Plan, RunOptions, SolverNeed
 from dpopt.mechanisms.output_perturbation import OutputPerturbation
-from dpopt.mechanisms.params import Instance, Interval, IsCallable, Options, Real, arguments
+from dpopt.mechanisms.params import Instance, Interval, IsCallable, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
@@ -267,7 +267,6 @@ class PrivateSelection(Mechanism):
                  score_share: float = 0.1, stopping: str = "liu-talwar", expected_trials: float | None = None,
                  shape: float | None = None, ledger: Ledger | None = None,
                  holdout: Dataset | None = None, favour_first: bool = False) -> None:
-        self._validate(arguments(locals()))
         self.holdout = holdout
         self.favour_first = bool(favour_first)
         super().__init__(epsilon, delta, ledger=ledger)

@@ -70,7 +70,7 @@ from dpopt.errors import MechanismError
 from dpopt.mechanisms.base import OnUncertified, RunOptions
 from dpopt.mechanisms.convex import ConvexPlan, template_problem
 from dpopt.mechanisms.output_perturbation import OutputPerturbation, Project
-from dpopt.mechanisms.params import Integral, Interval, arguments
+from dpopt.mechanisms.params import Integral, Interval
 from dpopt.modeling.losses import Loss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm
@@ -160,7 +160,6 @@ class SubmodularOutputPerturbation(OutputPerturbation):
     def __init__(self, epsilon: float, delta: float = 0.0, *, tolerance: float = 1e-4,
                  width_samples: int = 4000, project: Project = False, ledger: Ledger | None = None,
                  on_uncertified: OnUncertified = "raise", noise: NoiseChoice = "auto") -> None:
-        self._validate(arguments(locals()))
         super().__init__(epsilon, delta, project=project, ledger=ledger, tolerance=tolerance,
                          on_uncertified=on_uncertified, noise=noise)
         self.width_samples = int(width_samples)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -32,6 +33,8 @@ import numpy as np
 from dpopt.errors import PrivacyParameterError
 
 __all__ = [
+    "Budget",
+    "budget_pair",
     "check_epsilon_delta",
     "check_sensitivity",
     "gaussian_delta",
@@ -102,6 +105,52 @@ def check_epsilon_delta(
         )
         raise PrivacyParameterError(f"delta must be {delta_range}, got {dlt!r}{hint}")
     return eps, dlt
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A privacy level (ε, δ) validated once, at the entry that received it.
+
+    The layers after that entry (a plan's calibration, the ledger) take a Budget as valid
+    instead of checking the pair again (:func:`budget_pair`).  :meth:`check` validates a pair
+    the caller received; a layer builds one directly only from values it has validated itself
+    (a mechanism from its settings check, :class:`~dpopt.mechanisms.base.Mechanism`).
+
+    Attributes
+    ----------
+    epsilon : float
+        ε > 0, finite.
+    delta : float
+        δ ∈ [0, 1).
+    """
+
+    epsilon: float
+    delta: float
+
+    @classmethod
+    def check(cls, epsilon: float, delta: float, *, allow_zero_delta: bool = True) -> Budget:
+        """The pair validated by :func:`check_epsilon_delta`, as a Budget."""
+        return cls(*check_epsilon_delta(epsilon, delta, allow_zero_delta=allow_zero_delta))
+
+
+def budget_pair(epsilon: float | Budget, delta: float | None = None, *,
+                allow_zero_delta: bool = True) -> tuple[float, float]:
+    """(ε, δ) as Python floats: a :class:`Budget`'s own (validated where it was built), else the
+    pair validated by :func:`check_epsilon_delta`.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an invalid pair, or a Budget with δ = 0 where ``allow_zero_delta`` is False.
+    """
+    if not isinstance(epsilon, Budget):
+        return check_epsilon_delta(epsilon, delta, allow_zero_delta=allow_zero_delta)  # type: ignore[arg-type]
+    if delta is not None:
+        raise TypeError("give a Budget or the pair (epsilon, delta), not both")
+    if not allow_zero_delta and epsilon.delta == 0.0:
+        raise PrivacyParameterError("delta must be in (0, 1), got 0.0 (this mechanism needs delta > 0; "
+                                    "use δ = 0 only with pure-DP mechanisms such as Laplace)")
+    return epsilon.epsilon, epsilon.delta
 
 
 def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:

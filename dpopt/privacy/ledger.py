@@ -76,7 +76,7 @@ from dpopt.errors import (
     PrivacyParameterError,
     SpendingWarning,
 )
-from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.calibration import Budget, budget_pair, check_epsilon_delta
 from dpopt.privacy.ledger_store import SHARE_HINT, Charge, LedgerStore, MemoryStore, Status
 from dpopt.privacy.strength import LARGE_EPSILON
 
@@ -348,11 +348,11 @@ class Ledger:
     def _before_charge(self, epsilon: float, delta: float) -> None:
         """Called with a checked (ε, δ) before each charge is recorded (nothing by default)."""
 
-    def _record(self, epsilon: float, delta: float, *, label: str, mechanism: str, status: Status,
+    def _record(self, epsilon: float | Budget, delta: float | None, *, label: str, mechanism: str, status: Status,
                 parameters: Mapping[str, Any] | None) -> Charge:
         """Check and record one charge in one transaction of the store (the door of :meth:`charge` and :meth:`spend`)."""
         self.check_process()
-        eps, dlt = check_epsilon_delta(epsilon, delta)
+        eps, dlt = budget_pair(epsilon, delta)
         stored = self._store.encode_parameters(parameters)
         self._before_charge(eps, dlt)
         provenance = charge_provenance()
@@ -365,8 +365,8 @@ class Ledger:
     # -- public API -------------------------------------------------------------------
     def charge(
         self,
-        epsilon: float,
-        delta: float,
+        epsilon: float | Budget,
+        delta: float | None = None,
         *,
         label: str = "",
         mechanism: str = "",
@@ -381,7 +381,9 @@ class Ledger:
         Parameters
         ----------
         epsilon, delta : float
-            The cost; validated with :func:`~dpopt.privacy.check_epsilon_delta`.
+            The cost: a pair, validated with :func:`~dpopt.privacy.check_epsilon_delta`, or one
+            :class:`~dpopt.privacy.calibration.Budget` (valid by construction: the run pipeline
+            passes the mechanism's checked level) without ``delta``.
         label : str, optional
             What was computed (no data values).
         mechanism : str, optional
@@ -412,7 +414,7 @@ class Ledger:
                             status="released" if released else "withheld", parameters=parameters)
 
     @contextmanager
-    def spend(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+    def spend(self, epsilon: float | Budget, delta: float | None = None, *, label: str = "", mechanism: str = "",
               parameters: Mapping[str, Any] | None = None) -> Iterator[Spend]:
         """Charge (ε, δ) now, for a computation that touches the data inside the block.
 
@@ -439,7 +441,7 @@ class Ledger:
         if status == "pending" and not handle.withheld:
             handle.charge = self._store.set_status(handle.charge, "released", only_from=("pending",))
 
-    def can_afford(self, epsilon: float, delta: float) -> bool:
+    def can_afford(self, epsilon: float | Budget, delta: float | None = None) -> bool:
         """Whether a charge of (ε, δ) would currently fit in the budget (another thread or
         process may spend first).
 
@@ -451,10 +453,10 @@ class Ledger:
             In a process that cannot charge this ledger (:meth:`check_process`).
         """
         self.check_process()
-        eps, dlt = check_epsilon_delta(epsilon, delta)
+        eps, dlt = budget_pair(epsilon, delta)
         return self._fits(eps, dlt, self._store.read())
 
-    def require(self, epsilon: float, delta: float) -> None:
+    def require(self, epsilon: float | Budget, delta: float | None = None) -> None:
         """Raise unless a charge of (ε, δ) would currently fit; charge nothing.
 
         Use it to fail before any work.  It does not reserve budget: another thread
@@ -471,7 +473,7 @@ class Ledger:
             first check of every run, before any data is read.
         """
         self.check_process()
-        eps, dlt = check_epsilon_delta(epsilon, delta)
+        eps, dlt = budget_pair(epsilon, delta)
         charges = self._store.read()
         if not self._fits(eps, dlt, charges):
             raise BudgetExceededError(self._refusal(eps, dlt, charges, "a request of"))

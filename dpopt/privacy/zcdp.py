@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 
-from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.calibration import Budget, budget_pair
 
 __all__ = ["zcdp_delta", "zcdp_rho"]
 
@@ -73,13 +73,16 @@ def _rho(epsilon: float, delta: float) -> float:
     return lo
 
 
-def zcdp_rho(epsilon: float, delta: float) -> float:
+def zcdp_rho(epsilon: float | Budget, delta: float | None = None) -> float:
     """The largest ρ such that ρ-zCDP implies (ε, δ)-DP by :func:`zcdp_delta` (bisection from below).
+
+    ``epsilon`` may be a :class:`~dpopt.privacy.calibration.Budget` (validated where it was
+    built: a mechanism's settings), then without ``delta``.
 
     Raises
     ------
     PrivacyParameterError
         For ε ≤ 0 or δ outside (0, 1).
     """
-    eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    eps, dlt = budget_pair(epsilon, delta, allow_zero_delta=False)
     return _rho(eps, dlt)

@@ -48,6 +48,7 @@ from dpopt.errors import (
 )
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.diagnostics import DiagnosticCounts, WithDiagnostics, split_budget
+from dpopt.mechanisms.params import validate_params
 from dpopt.mechanisms.release import Release
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.norms import norm_order
@@ -393,7 +394,7 @@ class DPEstimatorBase(BaseEstimator):
             NaN, ...), before any charge.
         """
         self._classes_read = 0  # a previous fit's label set decides nothing for this one
-        options = self._check_public()  # the only settings check of this fit: the build below assumes it
+        options = self._check_public()  # the settings check of this fit (the options: in _build, once)
         data = self._encode(X, y)
         query, wording = declared_counts(self, X, y, data.n)  # private diagnostics (dpopt.sklearn.diagnostics)
         diagnosed = bool(query.names) and self.diagnostics
@@ -401,8 +402,9 @@ class DPEstimatorBase(BaseEstimator):
         mechanism, problem, (self.mechanism_, self.mechanism_rule_) = self._build(data, options,
                                                                                   epsilon=model_epsilon)
         if diagnosed:
-            mechanism = WithDiagnostics(mechanism, DiagnosticCounts(counts_epsilon), query, wording=wording,
-                                        owner=type(self).__name__)
+            # built from checked values (a share of the checked ε, the mechanism above)
+            mechanism = WithDiagnostics.prevalidated(mechanism, DiagnosticCounts.prevalidated(counts_epsilon), query,
+                                                     wording=wording, owner=type(self).__name__)
         try:  # the estimator's own counts (or none): not the run's of the encoded dataset
             release = mechanism.run(problem, solver=self.solver, seed=self._seed(), diagnostics=False)
         except (BudgetExceededError, LedgerProcessError) as exc:  # refused at the ledger, before the charge
@@ -436,7 +438,9 @@ class DPEstimatorBase(BaseEstimator):
         """The mechanism, its problem on ``data`` and the choice (name, rule), built once per run.
 
         Public facts only (the settings, n, d): nothing is charged and no data value is read.
-        The settings are not checked again: :meth:`_check_public` has accepted them.
+        The settings :meth:`_check_public` has accepted are not checked again; δ and the
+        options are checked here against the chosen mechanism's ``_parameter_constraints``,
+        and the mechanism is built without a second check (:meth:`Mechanism.prevalidated`).
 
         Parameters
         ----------
@@ -458,8 +462,13 @@ class DPEstimatorBase(BaseEstimator):
         dlt = float(delta) if delta is not None else (default_delta(data.n) if self.delta is None
                                                       else float(self.delta))
         name, rule = self._choice(data, eps, dlt)
+        cls = self._mechanisms[name]
+        # ε and the ledger were checked by _check_public; δ (its range per mechanism) and the options
+        # are checked here, once, against the mechanism's constraints, and the build assumes them
+        declared = {k: v for k, v in {"delta": dlt, **options}.items() if k in cls._parameter_constraints}
+        validate_params(cls.name, cls._parameter_constraints, declared)
         try:
-            mechanism = self._mechanisms[name](eps, dlt, ledger=self.ledger if ledger is None else ledger, **options)
+            mechanism = cls.prevalidated(eps, dlt, ledger=self.ledger if ledger is None else ledger, **options)
         except TypeError as exc:  # an option of the other mechanism (before any charge)
             if self.mechanism != "auto" or "unexpected keyword argument" not in str(exc):
                 raise

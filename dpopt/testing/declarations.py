@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpopt.errors import ChargeReached
+from dpopt.privacy.calibration import Budget, budget_pair
 from dpopt.privacy.ledger import Ledger
 
 __all__ = [
@@ -107,13 +108,13 @@ class StopAtCharge(Ledger):
     """A ledger with no budget whose charge raises :class:`ChargeReached`: the run stops exactly
     where the data would first be touched, and nothing after the charge runs."""
 
-    def spend(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+    def spend(self, epsilon: float | Budget, delta: float | None = None, *, label: str = "", mechanism: str = "",
               parameters: Mapping[str, Any] | None = None) -> NoReturn:
-        raise ChargeReached(epsilon, delta, label, mechanism, parameters)
+        raise ChargeReached(*budget_pair(epsilon, delta), label, mechanism, parameters)
 
-    def charge(self, epsilon: float, delta: float, *, label: str = "", mechanism: str = "",
+    def charge(self, epsilon: float | Budget, delta: float | None = None, *, label: str = "", mechanism: str = "",
                released: bool = True, parameters: Mapping[str, Any] | None = None) -> NoReturn:
-        raise ChargeReached(epsilon, delta, label, mechanism, parameters)
+        raise ChargeReached(*budget_pair(epsilon, delta), label, mechanism, parameters)
 
 
 @dataclass(frozen=True)

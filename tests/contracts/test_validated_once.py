@@ -1,0 +1,106 @@
+"""Each input is validated once per call, at the entry, and the later layers assume it.
+
+A spy replaces every binding of the two validators (the settings check
+:func:`~dpopt.mechanisms.params.validate_params` and the privacy-level check
+:func:`~dpopt.privacy.calibration.check_epsilon_delta`) in the loaded dpopt modules and counts
+their calls: a layer that checks again (an ``__init__`` re-validating what the construction
+checked, a plan or a ledger re-checking ε and δ) makes a count exceed one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpopt as dp
+from dpopt.errors import InvalidParameterError, PrivacyParameterError
+from dpopt.mechanisms import params
+from dpopt.privacy import calibration
+from dpopt.sklearn import DPLogisticRegression
+
+VALIDATORS = {"validate_params": (params, params.validate_params),
+              "check_epsilon_delta": (calibration, calibration.check_epsilon_delta)}
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts of each validator's calls, through every module that bound it by name."""
+    counts: Counter[str] = Counter()
+
+    def spy(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return counted
+
+    for name, (_, real) in VALIDATORS.items():
+        wrapped = spy(name, real)
+        bound = [m for key, m in list(sys.modules.items())
+                 if key.startswith("dpopt") and getattr(m, name, None) is real]
+        assert bound, name
+        for module in bound:
+            monkeypatch.setattr(module, name, wrapped)
+    return counts
+
+
+def problem() -> tuple[dp.Problem, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 3)) / 2.0
+    y = np.where(X @ np.array([1.0, -0.5, 0.25]) > 0, 1.0, -1.0)
+    theta = dp.Variable(3)
+    data = dp.Dataset(X, y, x_bound=1.0, x_norm=2)
+    return dp.Problem(dp.LogisticLoss(data, theta), constraint=dp.L2Ball(theta, 2.0)), X, y
+
+
+def test_one_run_checks_the_settings_once_and_the_privacy_level_at_the_entry(calls):
+    prob, _, _ = problem()
+    ledger = dp.Ledger()
+    release = dp.DPGradientDescent(1.0, 1e-6, ledger=ledger).run(prob, seed=0)
+    # ε and δ are settings, checked with the others in the construction; the plan's calibration
+    # and the ledger (require, then spend) take the mechanism's checked privacy level
+    assert calls == Counter({"validate_params": 1})
+    assert release.private and ledger.spent == pytest.approx((1.0, 1e-6))
+
+
+def test_one_fit_checks_each_input_once(calls):
+    _, X, y = problem()
+    ledger = dp.Ledger()
+    DPLogisticRegression(epsilon=1.0, x_bound=1.0, random_state=0, ledger=ledger).fit(X, y)
+    # ε and δ at the estimator's entry; δ's range for the chosen mechanism and its options once in
+    # the build; the mechanism, the diagnostics counts and their composition built from those
+    assert calls == Counter({"check_epsilon_delta": 1, "validate_params": 1})
+    assert ledger.spent[0] == pytest.approx(1.0)
+
+
+def test_a_setting_is_still_refused_once_at_the_entry(calls):
+    with pytest.raises(InvalidParameterError, match="steps"):
+        dp.DPGradientDescent(1.0, 1e-6, steps=0)  # a subclass setting, checked by the construction
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        dp.DPGradientDescent(float("inf"), 1e-6)
+    _, X, y = problem()
+    with pytest.raises(InvalidParameterError, match="steps"):
+        DPLogisticRegression(epsilon=1.0, x_bound=1.0, mechanism="dp-gd",
+                             mechanism_options={"steps": -1}).fit(X, y)
+    assert calls["validate_params"] == 3
+
+
+def test_the_privacy_level_is_fixed_at_construction():
+    mechanism = dp.DPGradientDescent(1.0, 1e-6)
+    with pytest.raises(AttributeError):
+        mechanism.epsilon = -1.0  # type: ignore[misc]
+    assert (mechanism.epsilon, mechanism.delta) == (1.0, 1e-6)
+
+
+def test_a_ledger_checks_a_pair_it_is_given_and_takes_a_checked_level():
+    ledger = dp.Ledger()
+    with pytest.raises(PrivacyParameterError, match="epsilon"):
+        ledger.charge(-1.0, 0.0)
+    with pytest.raises(PrivacyParameterError, match="epsilon"):
+        ledger.require(float("nan"), 0.0)
+    ledger.charge(calibration.Budget.check(0.5, 1e-6))
+    assert ledger.spent == pytest.approx((0.5, 1e-6))
