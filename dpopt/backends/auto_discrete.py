@@ -29,8 +29,8 @@ whose package is installed):
    :func:`~dpopt.compile.mip_grouped.check_declared_size` — the same public checks the
    backend makes before it reads the data.  On one-hot data such as Adult it certifies the
    full n = 15,682 in seconds per call where the big-M models do not finish in minutes.
-3. Otherwise the per-row big-M formulations, :data:`FALLBACK_ORDER`: ``cpsat`` first, then
-   ``highs``.  Measured on problems without grouped structure (d = 10 or 16 numeric columns,
+3. Otherwise the per-row big-M formulations, in their declared ``auto_rank``
+   (:func:`auto_ranked`): ``cpsat`` first, then ``highs``.  Measured on problems without grouped structure (d = 10 or 16 numeric columns,
    K = 3, n = 100–1000, OPDisc noise at 0.05–1× its scale, 27 draws, 60 s per call, 1
    thread): CP-SAT proved every draw HiGHS proved plus two more (n = 300 at low noise;
    n = 1000 at the mechanism's noise, 39 s) and found better incumbents on three draws where
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpopt.backends.base import Backend
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
 
@@ -53,8 +54,6 @@ BRUTEFORCE_WORK = 10_000_000
 #: the same for a row loss, whose exact evaluation runs over declared row groups in chunks of points
 #: (no points × n matrix): points × groups integer scores, about a second at this size
 ROW_LOSS_WORK = 200_000_000
-#: the big-M backends ``auto`` falls back on, in order (module docstring, item 3)
-FALLBACK_ORDER = ("cpsat", "highs")
 
 
 @dataclass(frozen=True)
@@ -113,19 +112,27 @@ def discrete_candidates(problem: DiscreteProblem) -> tuple[DiscreteChoice, ...]:
     """
     if not isinstance(problem, DiscreteProblem):
         raise BackendCapabilityError(f"the discrete 'auto' rule needs a DiscreteProblem, got {type(problem).__name__}")
-    out: list[DiscreteChoice] = []
     brute = bruteforce_reason(problem)
-    if brute is not None:
-        out.append(DiscreteChoice("bruteforce", brute))
     grouped, why_not = grouped_reason(problem)
-    if grouped is not None:
-        out.append(DiscreteChoice("highs-grouped", grouped))
     why = ([] if brute is not None else ["the grid is too large to enumerate"]) + ([why_not] if why_not else [])
     because = "; ".join(why) if why else "the preferred backends are not installed"
-    for name in FALLBACK_ORDER:
-        model = "the per-row big-M MIP" if problem.halfspace else "the integer model of the row loss"
-        out.append(DiscreteChoice(name, f"{name}: {model}, since {because}"))
+    model = "the per-row big-M MIP" if problem.halfspace else "the integer model of the row loss"
+    rules = {"enumeration": brute, "grouped": grouped}  # items 1 and 2: where their rule applies
+    out: list[DiscreteChoice] = []
+    for backend in auto_ranked():
+        reason = rules.get(backend.formulation, f"{backend.name}: {model}, since {because}")
+        if reason is not None:
+            out.append(DiscreteChoice(backend.name, reason))
     return tuple(out)
+
+
+def auto_ranked() -> list[Backend]:
+    """The MIP backends ``auto`` may choose, in their declared order (``auto_rank``): the enumeration
+    and the grouped decomposition where their rule applies, then the big-M fallbacks (module
+    docstring, item 3)."""
+    from dpopt.backends import registry
+
+    return registry.ranked(lambda b: b.auto_rank if b.kind == "mip" else None)
 
 
 def choose_discrete(problem: DiscreteProblem) -> DiscreteChoice:

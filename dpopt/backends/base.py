@@ -6,7 +6,7 @@ import functools
 import importlib
 import importlib.metadata
 from abc import ABC, abstractmethod
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -41,8 +41,43 @@ class Backend(ABC, Generic[PreparedT]):
     distribution: ClassVar[str] = ""
     #: one line for ``dpopt doctor``
     description: ClassVar[str] = ""
-    #: "convex" or "mip"
+    #: "convex", "mip" or "lp"
     kind: ClassVar[str] = "convex"
+
+    # ---- capabilities, declared per class; the tables of dpopt.backends.registry.ranked derive from them
+    #: ``solver="auto"``'s preference among the backends of its ``kind``, lower first; None: never
+    #: chosen by ``auto`` (:meth:`auto_rank_for` may refine it by the problem's structure)
+    auto_rank: ClassVar[int | None] = None
+    #: preference as the independent verifier of a big-M MIP backend's answers, lower first; None:
+    #: never a verifier (:func:`dpopt.backends.verify.choose_verifier`)
+    verifier_rank: ClassVar[int | None] = None
+    #: how a MIP backend models a discrete problem: ``"big-m"`` (per-row big-M, cross-checked by
+    #: another engine), ``"grouped"`` (the grouped decomposition, cross-checked by its SCIP twin)
+    #: or ``"enumeration"`` (every grid point: exact, no verifier)
+    formulation: ClassVar[str] = "big-m"
+    #: solves the conic mirror steps dpopt compiles (:mod:`dpopt.backends.programs`)
+    solves_steps: ClassVar[bool] = False
+    #: solves the linear programs dpopt compiles (an HPolytope's linear minimization)
+    solves_lp: ClassVar[bool] = False
+    #: backend names that mean this backend for a compiled linear program, when they carry no
+    #: ``[options]`` (``scipy-lp``: ``highs`` and ``scipy``, earlier spellings of it)
+    lp_aliases: ClassVar[tuple[str, ...]] = ()
+
+    def auto_rank_for(self, problem: AnyProblem | None) -> int | None:
+        """The ``auto`` rank on ``problem`` (its declarations only); default :attr:`auto_rank`."""
+        return self.auto_rank
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """Refuse a solver profile's ``[options]`` that this backend does not accept, before anything
+        is charged (:mod:`dpopt.backends.options`); ``where`` names the source in the message.
+
+        The default checks nothing: dpopt knows nothing of a plug-in's settings.
+
+        Raises
+        ------
+        SolverOptionError
+            An unknown name (with close matches) or a value the solver refuses.
+        """
 
     def required_modules(self) -> tuple[str, ...]:
         """The modules that must import for the backend to be usable."""

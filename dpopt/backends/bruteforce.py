@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.base import Backend
+from dpopt.backends.options import refuse_options
 from dpopt.backends.result import OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.decision_domain import DiscreteDomain
@@ -48,7 +49,13 @@ class BruteForceBackend(Backend[EnumeratedGrid]):
     module = "numpy"
     distribution = "numpy"
     kind = "mip"
+    formulation = "enumeration"
+    auto_rank = 0  # where the grid is tiny (dpopt.backends.auto_discrete)
     description = f"exhaustive enumeration of a discrete grid (tiny instances, ≤ {MAX_POINTS} points): exact"
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """It reads no ``[options]`` (:func:`dpopt.backends.options.refuse_options`)."""
+        refuse_options(self.name, options, where)
 
     def check(self, problem: Any) -> None:
         if not isinstance(problem, DiscreteProblem):

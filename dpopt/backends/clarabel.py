@@ -15,6 +15,7 @@ class ClarabelBackend(CvxpyBackend):
     module = "clarabel"
     distribution = "clarabel"
     solver = "CLARABEL"
+    auto_rank = 20  # after scipy, first on the constraint sets scipy does not lead (ScipyBackend.auto_rank_for)
     description = "Clarabel interior-point conic solver (via cvxpy): LP, QP, SOCP, exponential cone"
 
     def solver_options(self, options: SolveOptions) -> dict[str, Any]:

@@ -67,6 +67,7 @@ import numpy as np
 from dpopt.backends.base import Backend
 from dpopt.backends.certificates import CpSatCheck
 from dpopt.backends.cpsat_isolated import solve_isolated
+from dpopt.backends.options import check_cpsat
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError
 from dpopt.modeling.discrete import DiscreteProblem
@@ -99,6 +100,12 @@ class CpSatBackend(Backend[PreparedCpSat]):
     distribution = "ortools"
     description = "OR-Tools CP-SAT: exact 0/1-loss oracle over an integer grid (OPDisc), rounding-proof certificate"
     kind = "mip"
+    auto_rank = 2  # auto's first big-M fallback (dpopt.backends.auto_discrete)
+    verifier_rank = 1
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """The fields of CP-SAT's ``SatParameters`` (:func:`dpopt.backends.options.check_cpsat`)."""
+        check_cpsat(self.name, options, where)
 
     def check(self, problem: Any) -> None:
         self.require()

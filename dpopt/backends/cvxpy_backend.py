@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from dpopt.backends.base import AnyProblem, Backend
+from dpopt.backends.options import check_cvxpy_solver
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.errors import BackendCapabilityError
 from dpopt.modeling.problem import Problem
@@ -66,6 +67,12 @@ class CvxpyBackend(Backend[CvxpyCompiled]):
     solver: ClassVar[str] = ""
     #: whether the solver only takes QPs (quadratic objective, linear constraints)
     qp_only: ClassVar[bool] = False
+    solves_steps = True  # the conic mirror steps (a QP-only subclass says False)
+    solves_lp = True
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """A trial solve through cvxpy decides (:func:`dpopt.backends.options.check_cvxpy_solver`)."""
+        check_cvxpy_solver(self.name, options, where)
 
     def check(self, problem: AnyProblem) -> None:
         """Structural check (no compilation): QP-only solvers refuse non-QP problems."""

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from dpopt.backends.highs_ir import solve_highs_ir
+from dpopt.backends.options import check_highs
 from dpopt.backends.pyomo_mip import (
     GAP_TOLERANCE,
     OBJECTIVE_TOLERANCE,
@@ -89,11 +90,17 @@ class HighsBackend(PyomoMipBackend):
     distribution = "highspy"
     description = "HiGHS branch-and-cut MIP solver (via pyomo): exact OPDisc oracle for the 0/1 loss on a grid"
     pyomo_solver = "highs"
+    auto_rank = 3  # auto's last fallback, after cpsat (dpopt.backends.auto_discrete)
+    verifier_rank = 2
     interface_module = "pyomo.contrib.solver.solvers.highs"
     label = "HiGHS"
     base_options = BASE_OPTIONS
     seed_option = "random_seed"
     node_limit_option = "mip_max_nodes"
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """HiGHS's own option declarations (:func:`dpopt.backends.options.check_highs`)."""
+        check_highs(self.name, options, where)
     abs_gap_option = "mip_abs_gap"
     default_threads = DEFAULT_THREADS
 

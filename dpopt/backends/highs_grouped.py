@@ -69,6 +69,7 @@ from dpopt.backends.highs import (
     point_recheck,
     recheck_notes,
 )
+from dpopt.backends.options import GROUPED_OWN, check_highs
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.mip_grouped import GroupedProgram, compile_grouped
 from dpopt.errors import BackendCapabilityError, ModelError
@@ -94,12 +95,18 @@ class HighsGroupedBackend(Backend[GroupedPrepared]):
     module = "highspy"
     distribution = "highspy"
     kind = "mip"
+    formulation = "grouped"
+    auto_rank = 1  # where the schema makes the decomposition applicable (dpopt.backends.auto_discrete)
     description = ("HiGHS on the grouped decomposition (enumerate non-binary columns, group rows by pattern): "
                    "exact OPDisc/RSPM/OPSamp oracle, fast on one-hot data such as Adult")
 
     def version(self) -> str | None:
         """highspy's version, or None when highspy is missing."""
         return highspy_version()
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """HiGHS's options and its own ``enumerate`` (:func:`dpopt.backends.options.check_highs`)."""
+        check_highs(self.name, options, where, own=GROUPED_OWN)
 
     def check(self, problem: Any) -> None:
         check_discrete(self.name, problem)

@@ -38,6 +38,9 @@ class ScipyLPBackend(Backend[LinearProgram]):
     module = "scipy"
     distribution = "scipy"
     kind = "lp"
+    auto_rank = 0
+    solves_lp = True
+    lp_aliases = ("highs", "scipy")  # earlier spellings of HiGHS through scipy for the LMO
     description = "HiGHS via scipy.optimize.linprog: linear programs dpopt compiles (the HPolytope LMO)"
 
     def check(self, problem: AnyProblem | LinearProgram | HPolytope) -> None:

@@ -3,8 +3,9 @@
 A profile's ``[options]`` table is passed to the solver as is (``SolveOptions.extra``).  A
 misspelt name or a value of the wrong type used to surface only inside the solver, after the
 privacy budget was charged.  :func:`check_solver_options` finds both up front, from the
-solver's own declaration of its settings, without touching any data.  What is reliable
-differs per backend, so each one is checked the way its package allows:
+solver's own declaration of its settings, without touching any data.  Each backend class
+declares its checker (:meth:`~dpopt.backends.base.Backend.check_options`, calling one of the
+functions here); what is reliable differs per package, so each is checked the way it allows:
 
 ``highs``, ``highs-grouped``
     HiGHS declares its options: ``highspy.Highs().getOptionType(name)`` says whether a name
@@ -39,14 +40,19 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dpopt.errors import SolverOptionError
 from dpopt.modeling.schema.suggest import did_you_mean
 
 __all__ = [
+    "check_cpsat",
+    "check_cvxpy_solver",
+    "check_highs",
+    "check_scip",
     "check_solver_options",
+    "refuse_options",
     "suggest",
 ]
 
@@ -73,7 +79,8 @@ def suggest(name: str, known: Iterable[str]) -> str:
 
 
 def check_solver_options(backend: str, options: Mapping[str, Any], *, where: str) -> None:
-    """Refuse ``options`` (a profile's ``[options]``) that ``backend`` does not accept.
+    """Refuse ``options`` (a profile's ``[options]``) that ``backend`` does not accept: the
+    registered backend's own :meth:`~dpopt.backends.base.Backend.check_options`.
 
     Parameters
     ----------
@@ -91,29 +98,32 @@ def check_solver_options(backend: str, options: Mapping[str, Any], *, where: str
     """
     if not options:
         return
-    checker = _CHECKERS.get(backend.lower())
-    if checker is None:
-        return
-    checker(backend.lower(), dict(options), where)
+    from dpopt.backends import registry
+
+    if backend.lower() not in registry.names():
+        return  # not a registered backend: dpopt knows nothing of its settings
+    registry.get(backend).check_options(dict(options), where)
 
 
 # ---------------------------------------------------------------------------------- backends
 
 
-def _no_options(backend: str, options: dict[str, Any], where: str) -> None:
+def refuse_options(backend: str, options: dict[str, Any], where: str) -> None:
+    """Refuse every ``[options]`` entry: ``backend`` reads no solver-specific settings."""
     raise SolverOptionError(
         f"{where}: backend {backend!r} reads no [options] (got {', '.join(sorted(options))}); its "
         "settings are the top-level keys tolerance, time_limit, threads and max_iterations"
     )
 
 
-def _highs(backend: str, options: dict[str, Any], where: str) -> None:
+def check_highs(backend: str, options: dict[str, Any], where: str, *, own: tuple[str, ...] = ()) -> None:
+    """HiGHS options, by HiGHS's own declaration; ``own``: the options the backend reads itself
+    (``highs-grouped``: :data:`GROUPED_OWN`)."""
     try:
         import highspy
     except Exception:  # noqa: BLE001 — not installed: the run fails on require() anyway
         return
-    own = GROUPED_OWN if backend == "highs-grouped" else ()
-    if "enumerate" in options and backend == "highs-grouped":
+    if "enumerate" in own and "enumerate" in options:
         _check_enumerate(options["enumerate"], where)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -131,7 +141,7 @@ def _highs(backend: str, options: dict[str, Any], where: str) -> None:
             )
 
 
-def _scip(backend: str, options: dict[str, Any], where: str) -> None:
+def check_scip(backend: str, options: dict[str, Any], where: str) -> None:
     """SCIP parameters (``limits/nodes``, ``numerics/feastol``, …): names from SCIP's own list,
     values set on a fresh, empty model (no data)."""
     try:
@@ -178,7 +188,8 @@ def _check_enumerate(value: Any, where: str) -> None:
         )
 
 
-def _cpsat(backend: str, options: dict[str, Any], where: str) -> None:
+def check_cpsat(backend: str, options: dict[str, Any], where: str) -> None:
+    """CP-SAT parameters, by the fields of ``SatParameters`` (strict types, then its range checks)."""
     try:
         from google.protobuf.descriptor import FieldDescriptor as FD
         from ortools.sat import sat_parameters_pb2
@@ -228,7 +239,8 @@ def _cpsat_wrong(value: Any, field: Any, FD: Any) -> bool:
     return _wrong_python_type(value, _cpsat_expected(field, FD))
 
 
-def _cvxpy_solver(backend: str, options: dict[str, Any], where: str) -> None:
+def check_cvxpy_solver(backend: str, options: dict[str, Any], where: str) -> None:
+    """A solver reached through cvxpy: a trial solve of a public two-variable problem decides."""
     known = _cvxpy_known(backend)
     if known is None:  # the package is not installed
         return
@@ -291,16 +303,3 @@ def _cvxpy_known(backend: str) -> set[str] | None:
     except Exception:  # noqa: BLE001 — not installed
         return None
     return set(names)
-
-
-_CHECKERS: dict[str, Callable[[str, dict[str, Any], str], None]] = {
-    "highs": _highs,
-    "highs-grouped": _highs,
-    "cpsat": _cpsat,
-    "scip": _scip,
-    "clarabel": _cvxpy_solver,
-    "scs": _cvxpy_solver,
-    "osqp": _cvxpy_solver,
-    "scipy": _no_options,
-    "bruteforce": _no_options,
-}

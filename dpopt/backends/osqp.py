@@ -14,6 +14,7 @@ class OsqpBackend(CvxpyBackend):
     distribution = "osqp"
     solver = "OSQP"
     qp_only = True
+    solves_steps = False  # the mirror steps are conic programs
     description = "OSQP ADMM solver (via cvxpy): quadratic programs only (squared loss, polyhedral sets)"
 
     def solver_options(self, options: SolveOptions) -> dict[str, Any]:

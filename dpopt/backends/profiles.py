@@ -32,15 +32,12 @@ from dpopt.backends.options import check_solver_options, suggest
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import BackendCapabilityError, ModelError, UnknownSolverError
 from dpopt.modeling.discrete import DiscreteProblem
-from dpopt.modeling.problem import Problem
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-#: tried in order by solver="auto"
-AUTO_ORDER = ("scipy", "clarabel", "scs")
 _PROFILE_KEYS = {"backend", "tolerance", "time_limit", "threads", "max_iterations", "options", "description",
                  "verify", "executor", "scheduler", "workers"}
 #: executor names a profile may give (dpopt.executors.resolve_executor)
@@ -159,10 +156,11 @@ def _count(v: Any, name: str, where: str) -> int | None:
 def resolve(solver: str | Path | SolverProfile | Backend, problem: AnyProblem | None = None) -> tuple[Backend, SolverProfile]:
     """Turn a solver name, profile path or profile into (backend, profile).
 
-    ``"auto"`` picks the first of :data:`AUTO_ORDER` that is installed and can
-    solve ``problem`` (a choice that depends on the problem's structure only): scipy
-    first on ℝ^d, boxes and — for smooth GLM losses without an ℓ1 term — ℓ2 balls
-    (its Newton methods); clarabel first on other constraint sets.  For a
+    ``"auto"`` picks the first of :func:`auto_order` that is installed and can solve
+    ``problem`` (a choice that depends on the problem's structure only): scipy first on
+    ℝ^d, boxes and — for smooth GLM losses without an ℓ1 term — ℓ2 balls (its Newton
+    methods); clarabel first on other constraint sets (each backend's declared
+    :meth:`~dpopt.backends.base.Backend.auto_rank_for`).  For a
     DiscreteProblem it is :func:`dpopt.backends.auto_discrete.choose_discrete` (schema,
     n and grid only).
     Unknown names fail at once, listing the known ones.
@@ -189,13 +187,8 @@ def _auto(problem: AnyProblem | None) -> tuple[Backend, SolverProfile]:
         name = choose_discrete(problem).backend
         return registry.get(name), SolverProfile(name)
     reasons = []
-    order = AUTO_ORDER
-    if problem is not None and problem.constraint is not None and not _scipy_first(problem):
-        order = ("clarabel", "scipy", "scs")  # interior point handles other constraint sets best
-    for name in order:
-        if name not in registry.names():
-            continue
-        b = registry.get(name)
+    for b in auto_order(problem):
+        name = b.name
         if not b.available():
             reasons.append(f"{name}: not installed")
             continue
@@ -209,17 +202,11 @@ def _auto(problem: AnyProblem | None) -> tuple[Backend, SolverProfile]:
     raise BackendCapabilityError("no installed backend can solve this problem: " + "; ".join(reasons))
 
 
-def _scipy_first(problem: AnyProblem) -> bool:
-    """Whether scipy leads the order for a constrained convex problem (structure only): on a box
-    (L-BFGS-B) and where its projected Newton method applies (an ℓ2 ball, a smooth GLM loss, no ℓ1
-    term, d ≤ 2000) it is the fastest certified solver."""
-    if not isinstance(problem, Problem):
-        return False
-    if problem.constraint is not None and problem.constraint.norm_ball == "inf":  # a box: L-BFGS-B's bounds
-        return True
-    from dpopt.backends.scipy_backend import ScipyBackend
-
-    return ScipyBackend.newton_applies(problem)
+def auto_order(problem: AnyProblem | None = None) -> list[Backend]:
+    """The convex backends ``solver="auto"`` tries on ``problem``, in order: the registered backends
+    of kind ``"convex"`` that declare an ``auto`` rank on it (:meth:`~dpopt.backends.base.Backend.auto_rank_for`;
+    structure only), lowest first."""
+    return registry.ranked(lambda b: b.auto_rank_for(problem) if b.kind == "convex" else None)
 
 
 def merge_options(profile: SolverProfile, **overrides: Any) -> SolveOptions:

@@ -35,17 +35,12 @@ if TYPE_CHECKING:  # the LP backend and compiler load scipy.optimize and cvxpy: 
     from dpopt.compile.polytope_program import LinearProgram
     from dpopt.modeling.structured_sets import HPolytope
 
-__all__ = ["STEP_TOLERANCE", "SolverSpec", "is_explicit", "prepare_polytope_lmo", "resolve_lp_backend",
-           "resolve_step_backend",
-           "step_options"]
+__all__ = ["STEP_TOLERANCE", "SolverSpec", "is_explicit", "lp_backends", "prepare_polytope_lmo", "resolve_lp_backend",
+           "resolve_step_backend", "step_backends", "step_options"]
 
 SolverSpec = str | Path | SolverProfile | Backend[Any]
 #: the accuracy a compiled mirror step asks for when the profile does not set one
 STEP_TOLERANCE = 1e-9
-#: tried in order by ``solver="auto"`` for a compiled mirror step
-STEP_AUTO_ORDER = ("clarabel", "scs")
-#: names under which earlier versions accepted HiGHS-through-scipy for the LMO LP
-_LP_ALIASES = ("highs", "scipy")
 
 
 def is_explicit(solver: object) -> bool:
@@ -61,7 +56,8 @@ def _with_default_tolerance(profile: SolverProfile, tolerance: float) -> SolverP
 
 
 def resolve_step_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]:
-    """The backend (and options) for compiled mirror steps; ``"auto"``: clarabel, else scs.
+    """The backend (and options) for compiled mirror steps; ``"auto"``: the first installed of
+    :func:`step_backends` (clarabel, else scs).
 
     Raises
     ------
@@ -72,28 +68,31 @@ def resolve_step_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfil
     BackendUnavailableError
         A named backend whose package is not installed.
     """
+    ranked = step_backends()
+    able = " or ".join(b.name for b in ranked)
     if not is_explicit(solver):
-        for name in STEP_AUTO_ORDER:
-            backend = registry.get(name)
+        for backend in ranked:
             if backend.available():
-                return backend, _with_default_tolerance(SolverProfile(name), STEP_TOLERANCE)
-        raise BackendCapabilityError("mirror steps without a closed form need clarabel or scs; install one")
+                return backend, _with_default_tolerance(SolverProfile(backend.name), STEP_TOLERANCE)
+        raise BackendCapabilityError(f"mirror steps without a closed form need {able}; install one")
     backend, profile = resolve(solver)
-    if not isinstance(backend, CvxpyBackend) or backend.qp_only:
+    if not backend.solves_steps:
         raise BackendCapabilityError(
             f"mirror steps without a closed form are conic programs solved through cvxpy; backend "
-            f"{backend.name!r} does not solve them: use 'clarabel' or 'scs'"
+            f"{backend.name!r} does not solve them: use {' or '.join(repr(b.name) for b in ranked)}"
         )
     backend.require()
     return backend, _with_default_tolerance(profile, STEP_TOLERANCE)
 
 
 def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]:
-    """The backend (and options) for an HPolytope's LMO; ``"auto"``: ``scipy-lp``.
+    """The backend (and options) for an HPolytope's LMO; ``"auto"``: the first of
+    :func:`lp_backends` (``scipy-lp``).
 
-    ``scipy-lp`` and every cvxpy-based backend solve it.  The names ``"highs"`` and
-    ``"scipy"`` (earlier spellings of HiGHS through scipy) mean ``scipy-lp`` when they
-    carry no solver ``[options]`` (those would be for another interface).
+    Every backend that declares ``solves_lp`` (``scipy-lp`` and the cvxpy-based backends) solves
+    it.  The names a backend declares in ``lp_aliases`` (``scipy-lp``: ``"highs"`` and
+    ``"scipy"``, earlier spellings of HiGHS through scipy) mean it when they carry no solver
+    ``[options]`` (those would be for another interface).
 
     Raises
     ------
@@ -104,13 +103,14 @@ def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]
     BackendUnavailableError
         A named backend whose package is not installed.
     """
-    scipy_lp = _scipy_lp()
+    lp = lp_backends()
     if not is_explicit(solver):
-        return scipy_lp(), SolverProfile(scipy_lp.name)
+        return lp[0], SolverProfile(lp[0].name)
     backend, profile = resolve(solver)
-    if backend.name in _LP_ALIASES and not isinstance(solver, Backend) and not profile.options.extra:
-        return scipy_lp(), replace(profile, backend=scipy_lp.name)
-    if not isinstance(backend, (scipy_lp, CvxpyBackend)):
+    alias = next((b for b in lp if backend.name in b.lp_aliases), None)
+    if alias is not None and not isinstance(solver, Backend) and not profile.options.extra:
+        return alias, replace(profile, backend=alias.name)
+    if not backend.solves_lp:
         raise BackendCapabilityError(
             f"an HPolytope's linear minimization is a linear program; backend {backend.name!r} does not "
             "solve the ones dpopt compiles: use 'scipy-lp' (HiGHS), 'clarabel' or 'scs'"
@@ -128,6 +128,25 @@ def prepare_polytope_lmo(backend: Backend[Any], polytope: HPolytope) -> CvxpyCom
     if isinstance(backend, _scipy_lp()):
         return lmo_program(polytope.A, polytope.b)
     raise BackendCapabilityError(f"backend {backend.name!r} cannot solve an HPolytope's linear minimization")
+
+
+def step_backends() -> list[Backend[Any]]:
+    """The backends that declare ``solves_steps``, in their ``auto`` order (clarabel, then scs)."""
+    return registry.ranked(lambda b: b.auto_rank if b.solves_steps and b.auto_rank is not None else None)
+
+
+def lp_backends() -> list[Backend[Any]]:
+    """The backends of kind ``"lp"`` that ``auto`` may choose for a compiled LP, in order (``scipy-lp``).
+
+    Raises
+    ------
+    BackendCapabilityError
+        If none is registered.
+    """
+    ranked = registry.ranked(lambda b: b.auto_rank if b.kind == "lp" and b.solves_lp else None)
+    if not ranked:
+        raise BackendCapabilityError("no backend for the linear programs dpopt compiles is registered (scipy-lp)")
+    return ranked
 
 
 def _scipy_lp() -> type[ScipyLPBackend]:

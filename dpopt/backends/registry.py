@@ -14,6 +14,12 @@ it is recorded with a one-line error (:func:`failures`), and ``dpopt doctor`` pr
 A built-in backend's one registration is its line in :data:`BUILTINS` (its module does not
 register itself; ``tests/test_discovery.py`` checks both ways); :func:`register` is for
 scripts and tests that add a backend at run time.
+
+What a backend can do is declared on its class (``kind``, ``auto_rank``, ``verifier_rank``,
+``formulation``, ``solves_steps``, ``solves_lp``, ``check_options``, ...: see
+:class:`~dpopt.backends.base.Backend`); the orders dpopt needs (``solver="auto"``'s, the
+verifiers') are derived from the registered backends by :func:`ranked`, so a plug-in that
+declares a rank takes its place in them.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from collections.abc import Callable
 from dpopt.backends.base import Backend
 from dpopt.errors import UnknownSolverError
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "failures", "get", "load_entry", "names", "register"]
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "failures", "get", "load_entry", "names", "ranked", "register"]
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _FAILURES: dict[str, str] = {}
@@ -158,3 +164,22 @@ def get(name: str) -> Backend:
             "(or a profile file such as solvers/clarabel.toml)"
         )
     return _FACTORIES[name.lower()]()
+
+
+def ranked(rank: Callable[[Backend], float | None]) -> list[Backend]:
+    """The registered backends that ``rank`` ranks (not None), lowest rank first, ties by name.
+
+    The one way the tables of capabilities are derived from the classes' declarations, e.g.
+    ``ranked(lambda b: b.verifier_rank)`` (the verifiers, best first).  A factory that raises is
+    left out (it cannot be chosen either).
+    """
+    out: list[tuple[float, str, Backend]] = []
+    for name in names():
+        try:
+            backend = _FACTORIES[name]()
+        except Exception:  # noqa: BLE001 — a broken plug-in must not break the choice of the others
+            continue
+        value = rank(backend)
+        if value is not None:
+            out.append((value, name, backend))
+    return [backend for _, _, backend in sorted(out, key=lambda t: (t[0], t[1]))]

@@ -22,6 +22,9 @@ in exact arithmetic, so nothing is taken on trust.
 
 from __future__ import annotations
 
+from typing import Any
+
+from dpopt.backends.options import check_scip
 from dpopt.backends.pyomo_mip import PyomoMipBackend
 
 
@@ -33,6 +36,7 @@ class ScipBackend(PyomoMipBackend):
     distribution = "pyscipopt"
     description = "SCIP branch-and-cut MIP solver (PySCIPOpt via pyomo): exact OPDisc/RSPM/OPSamp oracle"
     pyomo_solver = "scip_direct"
+    verifier_rank = 0  # the first verifier of another engine's big-M answers (dpopt.backends.verify)
     interface_module = "pyomo.contrib.solver.solvers.scip.scip_direct"
     label = "SCIP"
     #: verblevel 0: SCIP writes nothing.  pyomo's scip_direct captures SCIP's output through a pipe
@@ -42,3 +46,7 @@ class ScipBackend(PyomoMipBackend):
     seed_option = "randomization/randomseedshift"
     node_limit_option = "limits/nodes"
     abs_gap_option = "limits/absgap"
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """SCIP's own parameter list, set on an empty model (:func:`dpopt.backends.options.check_scip`)."""
+        check_scip(self.name, options, where)

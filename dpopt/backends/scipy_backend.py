@@ -44,6 +44,7 @@ from scipy.optimize import minimize
 
 from dpopt._threads import blas_threads
 from dpopt.backends.base import AnyProblem, Backend
+from dpopt.backends.options import refuse_options
 from dpopt.backends.result import Limit, OracleResult, OracleStatus, SolveOptions
 from dpopt.compile.aggregate import GLMDesign, glm_design
 from dpopt.errors import BackendCapabilityError
@@ -279,6 +280,22 @@ class ScipyBackend(Backend[_Smooth]):
     module = "scipy"
     distribution = "scipy"
     description = "scipy/numpy damped Newton, L-BFGS-B and accelerated proximal gradient: smooth losses on ℝ^d, boxes, balls, simplex"
+    auto_rank = 10
+
+    def auto_rank_for(self, problem: AnyProblem | None) -> int | None:
+        """First (10) on ℝ^d, on a box (L-BFGS-B's bounds) and where its projected Newton method
+        applies (:meth:`newton_applies`), where it is the fastest certified solver; after
+        clarabel (25) on other constraint sets, which interior point handles best."""
+        constraint = getattr(problem, "constraint", None)
+        if constraint is None:
+            return self.auto_rank
+        if isinstance(problem, Problem) and (constraint.norm_ball == "inf" or self.newton_applies(problem)):
+            return self.auto_rank
+        return 25
+
+    def check_options(self, options: dict[str, Any], where: str) -> None:
+        """It reads no ``[options]`` (:func:`dpopt.backends.options.refuse_options`)."""
+        refuse_options(self.name, options, where)
 
     def check(self, problem: AnyProblem) -> None:
         if not isinstance(problem, Problem):

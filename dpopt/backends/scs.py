@@ -13,6 +13,7 @@ class ScsBackend(CvxpyBackend):
     module = "scs"
     distribution = "scs"
     solver = "SCS"
+    auto_rank = 30
     description = "SCS splitting conic solver (via cvxpy): large problems, moderate accuracy"
 
     def solver_options(self, options: SolveOptions) -> dict[str, Any]:

@@ -27,15 +27,16 @@ A pure function of the primary backend's name, the installed packages and the pr
 declarations (schema, n, grid, d), like :mod:`dpopt.backends.auto_discrete`; it never reads
 a data value, so every neighbouring dataset gets the same verifier.  In order:
 
-1. primary ``bruteforce``: none is needed (it evaluates every grid point with exact
-   margins; exact by construction);
+1. a primary whose declared ``formulation`` is ``"enumeration"`` (``bruteforce``): none is
+   needed (it evaluates every grid point with exact margins; exact by construction);
 2. a tiny grid (the ``auto`` rule's enumeration bound): ``bruteforce``;
-3. primary ``highs-grouped``: ``scip-grouped``, the grouped decomposition with the automatic
+3. a ``"grouped"`` primary (``highs-grouped``): ``scip-grouped``, the grouped decomposition with the automatic
    split (when the schema admits it: the ``auto`` rule's public checks), every enumerated
    point settled by an exact LP dual bound or by SCIP (PySCIPOpt) under the objective cut-off
    (:class:`ScipGroupedVerifier`) — the big-M models do not finish on data such as Adult;
 4. a big-M primary (``highs``, ``scip``, ``cpsat``, or a third-party backend): the first
-   installed of :data:`BIG_M_ORDER` [primary] other than the primary;
+   installed of :func:`verifier_order` (the backends by their declared ``verifier_rank``:
+   ``scip``, ``cpsat``, ``highs``) other than the primary;
 5. otherwise none, and the release says so in a note.
 """
 
@@ -60,14 +61,6 @@ from dpopt.modeling.discrete import DiscreteProblem
 RELATIVE_TOLERANCE = 1e-6
 #: the name of the grouped decomposition solved with SCIP
 SCIP_GROUPED = "scip-grouped"
-#: verifiers of a big-M primary, best first (a primary is never its own verifier)
-BIG_M_ORDER: dict[str, tuple[str, ...]] = {
-    "highs": ("scip", "cpsat"),
-    "scip": ("cpsat", "highs"),
-    "cpsat": ("scip", "highs"),
-}
-#: verifiers of any other (e.g. third-party) primary
-DEFAULT_ORDER = ("scip", "cpsat", "highs")
 
 
 @dataclass(frozen=True)
@@ -111,22 +104,42 @@ def _accepts(name: str, problem: DiscreteProblem) -> bool:
     return True
 
 
+def verifier_order(primary: str) -> tuple[str, ...]:
+    """The verifiers of a big-M primary, best first: the registered backends by their declared
+    ``verifier_rank`` (a primary is never its own verifier)."""
+    from dpopt.backends import registry
+
+    return tuple(b.name for b in registry.ranked(lambda b: b.verifier_rank) if b.name != primary)
+
+
+def _formulation(name: str) -> str:
+    """The declared ``formulation`` of the registered backend ``name`` ("big-m" for another)."""
+    from dpopt.backends import registry
+
+    return registry.get(name).formulation if name in registry.names() else "big-m"
+
+
 def choose_verifier(primary: str, problem: DiscreteProblem) -> VerifierChoice:
     """The verifier of ``primary``'s answers on ``problem`` (module docstring), from public facts only."""
+    from dpopt.backends import registry
     from dpopt.backends.auto_discrete import bruteforce_reason, grouped_reason
 
-    if primary == "bruteforce":
-        return VerifierChoice(None, "bruteforce enumerates every grid point (exact by construction): no verifier needed")
+    formulation = _formulation(primary)
+    if formulation == "enumeration":
+        return VerifierChoice(None, f"{primary} enumerates every grid point (exact by construction): "
+                              "no verifier needed")
     if bruteforce_reason(problem) is not None:
-        return VerifierChoice("bruteforce", "the grid is small enough to enumerate (the auto rule's bound)")
-    if primary == "highs-grouped":
+        enumeration = registry.ranked(lambda b: 0 if b.formulation == "enumeration" else None)
+        if enumeration:
+            return VerifierChoice(enumeration[0].name, "the grid is small enough to enumerate (the auto rule's bound)")
+    if formulation == "grouped":
         if grouped_reason(problem)[0] is None:
-            return VerifierChoice(None, "no independent verifier for highs-grouped: the automatic grouped split "
+            return VerifierChoice(None, f"no independent verifier for {primary}: the automatic grouped split "
                                   "does not apply to this schema")
         if _installed(SCIP_GROUPED):
             return VerifierChoice(SCIP_GROUPED, "the grouped decomposition with SCIP as the per-point MIP engine")
-        return VerifierChoice(None, "no independent verifier for highs-grouped: install pyscipopt (scip-grouped)")
-    order = tuple(n for n in BIG_M_ORDER.get(primary, DEFAULT_ORDER) if n != primary)
+        return VerifierChoice(None, f"no independent verifier for {primary}: install pyscipopt (scip-grouped)")
+    order = verifier_order(primary)
     for name in order:
         if _installed(name) and _accepts(name, problem):
             return VerifierChoice(name, f"another engine on the big-M model ({name} verifies {primary})")
