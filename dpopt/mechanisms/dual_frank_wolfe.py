@@ -93,7 +93,7 @@ from dpopt.mechanisms.base import (
 from dpopt.mechanisms.params import Integral, Interval, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.submodular_output import loss_at_zero_bound
-from dpopt.modeling.losses import LogisticLoss, Loss, SquaredLoss
+from dpopt.modeling.losses import Loss
 from dpopt.modeling.problem import Problem
 from dpopt.modeling.regularizers import L1Norm
 from dpopt.modeling.submodular import SetFunction, VertexBlocks, vertex_blocks
@@ -122,23 +122,22 @@ def dual_step_size(t: int, rule: str) -> float:
 
 
 def per_example_conjugate(loss: Loss, a: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """φ*(a) = sup_z a z − φ(z, y) for the squared and logistic losses (``inf`` outside the domain).
-
-    Squared ``φ = (z − y)²``: ``φ*(a) = a y + a²/4``.  Logistic ``φ = log(1 + e^{−yz})``:
-    with ``t = −a y ∈ [0, 1]``, ``φ*(a) = t log t + (1 − t) log(1 − t)``.
+    """φ*(a) = sup_z a z − φ(z, y) (``inf`` outside the domain): the loss's own
+    :meth:`~dpopt.modeling.losses.Loss.conjugate`, for a loss that declares ``conjugate_known``
+    (squared: ``a y + a²/4``; logistic: ``t log t + (1 − t) log(1 − t)`` with ``t = −a y``).
     """
-    if isinstance(loss, SquaredLoss):
-        return a * y + 0.25 * a * a
-    if isinstance(loss, LogisticLoss):
-        t = -a * y
-        inside = (t >= 0) & (t <= 1)
-        tc = np.clip(t, 1e-300, 1.0)
-        uc = np.clip(1.0 - t, 1e-300, 1.0)
-        val = np.where(t > 0, tc * np.log(tc), 0.0) + np.where(t < 1, uc * np.log(uc), 0.0)
-        return np.where(inside, val, np.inf)
-    raise MechanismError(
-        f"no Fenchel conjugate is known for the {loss.name} loss; DualFrankWolfe supports SquaredLoss and LogisticLoss"
-    )
+    if not loss.conjugate_known:
+        raise MechanismError(f"no Fenchel conjugate is known for the {loss.name} loss; DualFrankWolfe "
+                             f"supports the losses that declare one ({conjugate_losses()})")
+    return loss.conjugate(a, y)
+
+
+def conjugate_losses() -> str:
+    """The loss classes that declare ``conjugate_known`` (for refusals), found by discovery."""
+    from dpopt.discovery import subclasses
+
+    return " and ".join(c.__name__ for c in subclasses(Loss, within="dpopt.modeling", public=True)
+                        if c.conjugate_known)
 
 
 class DualLoss:
@@ -150,7 +149,7 @@ class DualLoss:
     """
 
     def __init__(self, loss: Loss, ridge: float, tolerance: float) -> None:
-        if not isinstance(loss, (SquaredLoss, LogisticLoss)):
+        if not loss.conjugate_known:
             per_example_conjugate(loss, np.zeros(1), np.zeros(1))  # raises the clear error
         self.loss, self.ridge, self.tol = loss, float(ridge), float(tolerance)
         self.X, self.y = loss.data.X, loss.data.y
@@ -194,10 +193,11 @@ class DualLoss:
 
         with np.errstate(all="ignore"):
             try:
-                if isinstance(self.loss, SquaredLoss):
+                if self.loss.quadratic:  # θ(s) solves (φ''·XᵀX/n + Λ I) θ = −Xᵀφ'(0, y)/n − s
                     if self._chol is None:
                         self._chol = sla.cho_factor(self._hessian(np.zeros(self.p)))
-                    theta = sla.cho_solve(self._chol, 2.0 * self.X.T @ self.y / self.n - s)
+                    slope = self.loss.dphi(np.zeros(self.n), self.y)
+                    theta = sla.cho_solve(self._chol, -(self.X.T @ slope) / self.n - s)
                     return self._newton(theta, s, steps=2)  # one refinement step for rounding
                 return self._newton(self._warm.copy(), s, steps=100)
             except (np.linalg.LinAlgError, ValueError):
@@ -326,9 +326,9 @@ def check_dual_problem(problem: object, name: str) -> tuple[Problem, SubmodularN
     norms = [r for r in problem.regularizers if isinstance(r, SubmodularNorm)]
     if len(norms) != 1 or any(isinstance(r, L1Norm) for r in problem.regularizers):
         raise MechanismError(f"{name} needs exactly one SubmodularNorm regularizer (and no L1Norm: fold it into F)")
-    if not isinstance(problem.loss, (SquaredLoss, LogisticLoss)):
+    if not problem.loss.conjugate_known:
         raise MechanismError(
-            f"{name} needs the Fenchel conjugate of the loss; it is known for SquaredLoss and LogisticLoss, "
+            f"{name} needs the Fenchel conjugate of the loss; it is known for {conjugate_losses()}, "
             f"not for {type(problem.loss).__name__}"
         )
     if not problem.l2_weight > 0:

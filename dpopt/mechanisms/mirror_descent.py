@@ -78,7 +78,6 @@ from dpopt.mechanisms.bregman import ACCEPTANCE, BregmanProgram, bregman_step, c
 from dpopt.mechanisms.params import Instance, Integral, Interval, Options, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import OracleCall
-from dpopt.modeling.losses import SquaredLoss
 from dpopt.modeling.problem import Problem
 from dpopt.numerics.clipping import ClippedGradient, in_domain_ball
 from dpopt.numerics.potentials import (
@@ -155,8 +154,9 @@ def gradient_oracle(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
     in ℓ2 (:class:`~dpopt.numerics.clipping.ClippedGradient`), so Δ = 2L/n holds
     for every iterate by construction; inside C nothing is clipped.
 
-    For the squared loss with p ≤ n the Gram matrix XᵀX/n and Xᵀy/n are formed
-    once, so a step costs O(p²) instead of O(np).  That shortcut cannot clip, so it
+    For a loss that declares itself ``quadratic`` (the squared loss) with p ≤ n, the Gram
+    matrix XᵀX/n and Xᵀφ'(0, y)/n are formed once (:meth:`~dpopt.modeling.losses.Loss.gradient_from_moments`),
+    so a step costs O(p²) instead of O(np).  That shortcut cannot clip, so it
     is used only while θ lies in the ball the constants were computed for
     (:func:`~dpopt.numerics.clipping.in_domain_ball`, which reads θ and public
     radii only): there no per-example gradient exceeds L and both paths agree.
@@ -166,15 +166,16 @@ def gradient_oracle(problem: Problem) -> Callable[[np.ndarray], np.ndarray]:
     loss = problem.loss
     clipped = ClippedGradient(loss, norm=2, bound=problem.loss_constants().lipschitz_l2)
     X = loss.data.X
-    if isinstance(loss, SquaredLoss) and isinstance(X, np.ndarray) and X.shape[1] <= X.shape[0]:
+    if loss.quadratic and isinstance(X, np.ndarray) and X.shape[1] <= X.shape[0]:
         n = loss.data.n
+        y = np.asarray(loss.data.y)
         gram = X.T @ X / n
-        xty = X.T @ np.asarray(loss.data.y) / n
+        linear = X.T @ loss.dphi(np.zeros_like(y, dtype=np.float64), y) / n  # Xᵀφ'(0, y)/n
         radius = problem.domain_radius()
 
         def gradient(theta: np.ndarray) -> np.ndarray:
             if in_domain_ball(theta, loss, radius):
-                return 2.0 * (gram @ theta - xty)
+                return loss.gradient_from_moments(theta, gram, linear)
             return clipped(theta)
 
         return gradient

@@ -111,6 +111,12 @@ class Loss(ABC):
     #: whether the loss's cvxpy encoding is a quadratic (or linear) objective, so that over a
     #: polyhedral set with QP-representable regularizers the problem is a QP (QP-only backends)
     qp_representable: ClassVar[bool] = False
+    #: whether φ(·, y) is a quadratic with the same curvature for every label (φ'' ≡
+    #: :meth:`d2phi_bound`), so that the mean gradient is affine in θ and two moments of the
+    #: data give it exactly (:meth:`gradient_from_moments`)
+    quadratic: ClassVar[bool] = False
+    #: whether :meth:`conjugate` knows the Fenchel conjugate φ*(a, y) (the dual mechanisms)
+    conjugate_known: ClassVar[bool] = False
 
     def __init__(self, data: Dataset, variable: Variable) -> None:
         if not isinstance(data, Dataset):
@@ -182,7 +188,34 @@ class Loss(ABC):
     def d2phi_bound(self) -> float | None:
         """sup ∂²φ/∂z², or None when φ is not twice differentiable with bounded curvature."""
 
+    def gradient_from_moments(self, theta: np.ndarray, gram: np.ndarray, linear: np.ndarray) -> np.ndarray:
+        """The mean gradient of a :attr:`quadratic` loss at θ from its moments: ``gram`` = XᵀX/n
+        and ``linear`` = Xᵀφ'(0, y)/n, as φ''·(gram θ) + linear.
+
+        Raises
+        ------
+        ModelError
+            For a loss that does not declare :attr:`quadratic`.
+        """
+        if not self.quadratic:
+            raise ModelError(f"the {self.name} loss is not quadratic: its gradient is not affine in θ")
+        curvature = self.d2phi_bound()
+        assert curvature is not None
+        return curvature * (gram @ theta) + linear
+
+    def conjugate(self, a: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """φ*(a, y) = sup_z a z − φ(z, y) per example (``inf`` outside its domain), for a loss that
+        declares :attr:`conjugate_known`.
+
+        Raises
+        ------
+        ModelError
+            For a loss whose conjugate dpopt does not know.
+        """
+        raise ModelError(f"no Fenchel conjugate is known for the {self.name} loss")
+
     # -- numeric evaluation of the average loss -----------------------------------
+
     def value(self, theta: np.ndarray) -> float:
         """Average loss (1/n) Σ φ(⟨x_i, θ⟩, y_i) (per partition on a Dask-backed dataset)."""
         if self.data.is_distributed:
@@ -268,6 +301,8 @@ class SquaredLoss(Loss):
 
     name = "squared"
     qp_representable = True
+    quadratic = True  # φ'' = 2 for every label
+    conjugate_known = True
 
     def _check_data(self) -> None:
         _require_y_bound(self)
@@ -292,6 +327,10 @@ class SquaredLoss(Loss):
     def d2phi_bound(self) -> float:
         return 2.0
 
+    def conjugate(self, a: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """φ*(a) = a y + a²/4 (φ = (z − y)²)."""
+        return a * y + 0.25 * a * a
+
 
 class LogisticLoss(Loss):
     """Logistic loss φ(z, y) = log(1 + exp(−y z)) for labels y ∈ {−1, +1}.
@@ -304,6 +343,7 @@ class LogisticLoss(Loss):
     name = "logistic"
     curvature_follows_slope = True  # σ(z)(1 − σ(z)) ≤ 1 − σ(z) = |φ'| for y = 1 (and symmetrically)
     label_domain = "classes"
+    conjugate_known = True
 
     def dphi_at_zero_bound(self) -> float:
         return 0.5  # |φ'(0, ±1)| = σ(0) = 1/2
@@ -323,6 +363,15 @@ class LogisticLoss(Loss):
 
     def d2phi_bound(self) -> float:
         return 0.25
+
+    def conjugate(self, a: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """With t = −a y ∈ [0, 1], φ*(a) = t log t + (1 − t) log(1 − t) (``inf`` outside [0, 1])."""
+        t = -a * y
+        inside = (t >= 0) & (t <= 1)
+        tc = np.clip(t, 1e-300, 1.0)
+        uc = np.clip(1.0 - t, 1e-300, 1.0)
+        val = np.where(t > 0, tc * np.log(tc), 0.0) + np.where(t < 1, uc * np.log(uc), 0.0)
+        return np.where(inside, val, np.inf)
 
 
 class HuberLoss(Loss):
