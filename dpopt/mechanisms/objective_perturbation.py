@@ -101,6 +101,7 @@ from dpopt.mechanisms.constrained import unbounded_lipschitz
 from dpopt.mechanisms.convex import ConvexMechanism, ConvexPlan, template_problem
 from dpopt.mechanisms.params import Interval, Options, Real, Vector
 from dpopt.modeling.problem import Problem
+from dpopt.privacy.calibration import Budget, budget_pair
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.noise_spec import NoiseChoice, NoiseSpec, choose
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
@@ -109,7 +110,7 @@ from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 CALIBRATIONS = ("chi2-profile", "cutoff")
 
 
-def gaussian_objective_sigma(lipschitz: float, epsilon: float, delta: float, *,
+def gaussian_objective_sigma(lipschitz: float, epsilon: float | Budget, delta: float | None, *,
                              calibration: str = "chi2-profile") -> float:
     """σ of the unnormalized linear noise for ε_b, δ_b (see the module docstring).
 
@@ -117,8 +118,9 @@ def gaussian_objective_sigma(lipschitz: float, epsilon: float, delta: float, *,
     ----------
     lipschitz : float
         L, the declared bound on ‖∇ℓ‖₂ (the noise difference has norm ≤ 2L).
-    epsilon, delta : float
-        ε_b > 0 and 0 < δ_b < 1, the noise term's share.
+    epsilon, delta : float, or a Budget and None
+        ε_b > 0 and 0 < δ_b < 1, the noise term's share (a Budget: derived from a checked level,
+        not checked again).
     calibration : {"chi2-profile", "cutoff"}
         ``"chi2-profile"``: the smallest σ with E[(1 − e^{ε − aR − a²/2})₊] ≤ δ,
         a = 2L/σ, R ~ χ₂ (:func:`dpopt.privacy.profiles.chi_shift_sigma`).
@@ -132,7 +134,8 @@ def gaussian_objective_sigma(lipschitz: float, epsilon: float, delta: float, *,
     if calibration == "chi2-profile":
         return chi_shift_sigma(2.0 * lipschitz, epsilon, delta, 2)
     if calibration == "cutoff":
-        return cutoff_shift_sigma(2.0 * lipschitz, epsilon, math.sqrt(2.0 * math.log(1.0 / delta)))
+        eps, dlt = budget_pair(epsilon, delta, allow_zero_delta=False)
+        return cutoff_shift_sigma(2.0 * lipschitz, eps, math.sqrt(2.0 * math.log(1.0 / dlt)))
     raise MechanismError(f"calibration must be one of {', '.join(map(repr, CALIBRATIONS))}, got {calibration!r}")
 
 
@@ -178,7 +181,8 @@ def auto_split(hessian_bound: float, n: int, mu0: float, epsilon: float, delta: 
     best, best_share = math.inf, 0.5
     for share in SPLIT_GRID:
         eps_j, zeta = jacobian_split(hessian_bound, n, mu0, epsilon, share)
-        sigma = gaussian_objective_sigma(lipschitz, epsilon - eps_j, delta, calibration=calibration)
+        # ε − ε_J > 0 and δ come from the mechanism's checked level: each share is not checked again
+        sigma = gaussian_objective_sigma(lipschitz, Budget(epsilon - eps_j, delta), None, calibration=calibration)
         value = risk_bound(sigma, zeta, radius, n, dim)
         if value < best:
             best, best_share = value, share
@@ -253,7 +257,8 @@ class ObjectivePerturbation(ConvexMechanism):
         eps_b, delta_b = eps - eps_a - eps_j, delta - delta_a
         linear = NoiseSpec("l2-laplace", 2.0 * L / eps_b / n)
         if delta > 0:  # ε_b-DP noise also satisfies (ε_b, δ_b): keep whichever is smaller
-            sigma = gaussian_objective_sigma(L, eps_b, delta_b, calibration=self.calibration)
+            # shares of the checked level (ε_b > 0, 0 < δ_b < δ): not checked again
+            sigma = gaussian_objective_sigma(L, Budget(eps_b, delta_b), None, calibration=self.calibration)
             gauss = NoiseSpec("gaussian", sigma / n)
             linear = choose(gauss, linear, problem.dim, self.noise)
         output = NoiseSpec.for_sensitivity(2.0 * self.tolerance, eps_a, delta_a, problem.dim)

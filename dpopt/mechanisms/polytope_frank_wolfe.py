@@ -157,7 +157,7 @@ class PolytopeFrankWolfe(Mechanism):
         factor = (1.0 if self.selection == "gumbel" else 2.0) * (1.0 + math.log(candidates))
 
         def selection_error(steps: int) -> float:
-            eps0 = noisy_max_budget(self.epsilon, self.delta, steps, self.selection).step_epsilon
+            eps0 = noisy_max_budget(self.privacy_level, None, steps, self.selection).step_epsilon
             return factor * 2.0 * sensitivity / eps0
 
         return bound_iterations(curvature, selection_error, "a positive ℓ1-Lipschitz constant")
@@ -176,7 +176,7 @@ class PolytopeFrankWolfe(Mechanism):
         l1r = scorer.l1_radius
         sensitivity = 2.0 * lipschitz_l1 * l1r / n
         steps = self.steps or self.default_steps(curvature, sensitivity, scorer.n_candidates)
-        budget = noisy_max_budget(self.epsilon, self.delta, steps, self.selection)
+        budget = noisy_max_budget(self.privacy_level, None, steps, self.selection)
         grid = selection_grid(sensitivity, 1, budget.scale(sensitivity))
         on_grid = grid_sensitivity(sensitivity, grid) * grid
         scale = self.selection_scale(on_grid, budget)

@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 
 from dpopt.errors import PrivacyParameterError
-from dpopt.privacy.calibration import check_epsilon_delta, check_sensitivity
+from dpopt.privacy.calibration import Budget, check_epsilon_delta, check_sensitivity
 from dpopt.privacy.exact import ExactSampler, discrete_gaussian_delta, sampler_for
 from dpopt.privacy.zcdp import zcdp_rho
 
@@ -241,7 +241,7 @@ def gaussian_on_grid(sensitivity: float, epsilon: float, delta: float, dim: int,
         shift = math.floor(sensitivity / gamma) + 1
         return GridNoise("gaussian", gamma, _smallest_profile_sigma2(eps, dlt, shift))
     reach = sensitivity / gamma + math.sqrt(d)
-    sigma_units = reach / math.sqrt(2.0 * zcdp_rho(eps, dlt))
+    sigma_units = reach / math.sqrt(2.0 * zcdp_rho(Budget(eps, dlt)))  # checked above
     return GridNoise("gaussian", gamma, _ceil_fraction(sigma_units**2))
 
 

@@ -41,7 +41,7 @@ from fractions import Fraction
 from typing import Literal
 
 from dpopt.errors import PrivacyParameterError
-from dpopt.privacy.calibration import check_epsilon_delta
+from dpopt.privacy.calibration import Budget, budget_pair
 
 __all__ = ["NoisyMaxBudget", "Selection", "float_up", "noisy_max_budget", "resolve_selection"]
 
@@ -94,13 +94,14 @@ def float_up(value: Fraction) -> float:
     return math.nextafter(out, math.inf) if Fraction(out) < value else out
 
 
-def noisy_max_budget(epsilon: float, delta: float, steps: int, selection: str) -> NoisyMaxBudget:
+def noisy_max_budget(epsilon: float | Budget, delta: float | None, steps: int, selection: str) -> NoisyMaxBudget:
     """The largest per-step ε₀ whose T-fold composition is (ε, δ)-DP.
 
     Parameters
     ----------
-    epsilon, delta : float
-        Target guarantee (δ = 0: basic composition, pure ε-DP).
+    epsilon, delta : float, or a Budget and None
+        Target guarantee (δ = 0: basic composition, pure ε-DP); a checked
+        :class:`~dpopt.privacy.calibration.Budget` (a mechanism's) is not checked again.
     steps : int
         Number of selections T ≥ 1.
     selection : {"laplace", "gumbel"}
@@ -110,7 +111,7 @@ def noisy_max_budget(epsilon: float, delta: float, steps: int, selection: str) -
     -------
     NoisyMaxBudget
     """
-    eps, dlt = check_epsilon_delta(epsilon, delta)
+    eps, dlt = budget_pair(epsilon, delta)
     if selection not in _ZCDP_FACTOR:
         raise PrivacyParameterError(f"unknown selection {selection!r}; use 'laplace' or 'gumbel'")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:

@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable
 
 from dpopt.errors import PrivacyParameterError
-from dpopt.privacy.calibration import check_epsilon_delta, check_sensitivity
+from dpopt.privacy.calibration import Budget, budget_pair, check_sensitivity
 
 __all__ = ["chi_expectation", "chi_logpdf", "chi_profile_delta", "chi_shift_sigma", "cutoff_shift_sigma",
            "smallest_scale"]
@@ -178,15 +178,17 @@ def cutoff_shift_sigma(shift: float, epsilon: float, cutoff: float) -> float:
     return shift / x
 
 
-def chi_shift_sigma(shift: float, epsilon: float, delta: float, dof: int, *, rtol: float = 1e-9) -> float:
+def chi_shift_sigma(shift: float, epsilon: float | Budget, delta: float | None, dof: int, *,
+                    rtol: float = 1e-9) -> float:
     """Smallest σ whose χ_dof shift profile (1) is at most δ at ε.
 
     Parameters
     ----------
     shift : float
         Δ, the largest norm of the coupling's translation (from declared bounds).
-    epsilon, delta : float
-        Target ε > 0, 0 < δ < 1.
+    epsilon, delta : float, or a Budget and None
+        Target ε > 0, 0 < δ < 1; a checked :class:`~dpopt.privacy.calibration.Budget` is not
+        checked again (a mechanism's calibration search calls this once per candidate).
     dof : int
         Dimension k of the subspace the translation ranges in.
     rtol : float
@@ -197,7 +199,7 @@ def chi_shift_sigma(shift: float, epsilon: float, delta: float, dof: int, *, rto
     float
         σ (0 when Δ = 0).  The profile at σ, plus the quadrature's error bound, is ≤ δ.
     """
-    eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    eps, dlt = budget_pair(epsilon, delta, allow_zero_delta=False)
     sens = check_sensitivity(shift, "shift")
     k = _check_dof(dof)
     if sens == 0.0:

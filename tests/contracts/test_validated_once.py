@@ -67,6 +67,22 @@ def test_one_run_checks_the_settings_once_and_the_privacy_level_at_the_entry(cal
     assert release.private and ledger.spent == pytest.approx((1.0, 1e-6))
 
 
+def test_a_calibration_search_takes_the_checked_level(calls):
+    """Frank–Wolfe's choice of T evaluates the per-step budget for every candidate T, and
+    objective perturbation's split the noise σ for every candidate share: none checks ε again."""
+    _, X, y = problem()
+    theta = dp.Variable(3)
+    data = dp.Dataset(X, np.clip(X @ np.array([0.5, -0.3, 0.2]), -1, 1), x_bound=1.0, x_norm=np.inf, y_bound=1.0)
+    lasso = dp.Problem(dp.SquaredLoss(data, theta), constraint=dp.L1Ball(theta, 1.0))
+    dp.PolytopeFrankWolfe(1.0, 1e-6, ledger=dp.Ledger()).run(lasso, seed=0)
+    assert calls == Counter({"validate_params": 1})
+    prob, _, _ = problem()
+    dp.ObjectivePerturbation(1.0, 1e-6, ledger=dp.Ledger()).run(prob, seed=0)
+    # at most the output noise's own (ε_a, δ_a) share, by each of the two laws it compares (cached
+    # per process, so 0 after an earlier run); not once per candidate share of the split (39)
+    assert calls["validate_params"] == 2 and calls["check_epsilon_delta"] <= 2
+
+
 def test_one_fit_checks_each_input_once(calls):
     _, X, y = problem()
     ledger = dp.Ledger()
