@@ -113,8 +113,11 @@ class Budget:
 
     The layers after that entry (a plan's calibration, the ledger) take a Budget as valid
     instead of checking the pair again (:func:`budget_pair`).  :meth:`check` validates a pair
-    the caller received; a layer builds one directly only from values it has validated itself
-    (a mechanism from its settings check, :class:`~dpopt.mechanisms.base.Mechanism`).
+    the caller received, with the user-facing message; a layer builds one directly from values
+    it has validated itself (a mechanism from its settings check,
+    :class:`~dpopt.mechanisms.base.Mechanism`) or derived from a Budget (a share of it).  Either
+    way a Budget never holds an invalid pair: its construction keeps the invariant (floats,
+    0 < ε < ∞, 0 ≤ δ < 1), so a ledger that takes one unchecked cannot record NaN or a negative ε.
 
     Attributes
     ----------
@@ -126,6 +129,14 @@ class Budget:
 
     epsilon: float
     delta: float
+
+    def __post_init__(self) -> None:
+        # the invariant the ledger relies on, whoever built it (not the user-facing check: that is
+        # the entry's, with its message); a Budget never holds a pair a charge could not take
+        eps, dlt = self.epsilon, self.delta
+        if not (isinstance(eps, float) and isinstance(dlt, float) and 0.0 < eps < math.inf and 0.0 <= dlt < 1.0):
+            raise PrivacyParameterError(f"a privacy level needs finite ε > 0 and δ in [0, 1) as floats, "
+                                        f"got ({eps!r}, {dlt!r})")
 
     @classmethod
     def check(cls, epsilon: float, delta: float, *, allow_zero_delta: bool = True) -> Budget:

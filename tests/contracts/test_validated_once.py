@@ -105,11 +105,15 @@ def test_a_setting_is_still_refused_once_at_the_entry(calls):
     assert calls["validate_params"] == 3
 
 
-def test_the_privacy_level_is_fixed_at_construction():
+def test_the_privacy_level_is_fixed_at_construction_and_always_valid():
     mechanism = dp.DPGradientDescent(1.0, 1e-6)
     with pytest.raises(AttributeError):
         mechanism.epsilon = -1.0  # type: ignore[misc]
     assert (mechanism.epsilon, mechanism.delta) == (1.0, 1e-6)
+    # a build that skips the settings check still cannot hand the ledger an invalid level
+    for epsilon in (float("nan"), -1.0, float("inf")):
+        with pytest.raises(PrivacyParameterError):
+            dp.DPGradientDescent.prevalidated(epsilon, 1e-6)
 
 
 def test_a_ledger_checks_a_pair_it_is_given_and_takes_a_checked_level():
