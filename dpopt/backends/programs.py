@@ -69,12 +69,12 @@ def resolve_step_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfil
         A named backend whose package is not installed.
     """
     ranked = step_backends()
-    able = " or ".join(b.name for b in ranked)
     if not is_explicit(solver):
         for backend in ranked:
             if backend.available():
                 return backend, _with_default_tolerance(SolverProfile(backend.name), STEP_TOLERANCE)
-        raise BackendCapabilityError(f"mirror steps without a closed form need {able}; install one")
+        raise BackendCapabilityError(f"mirror steps without a closed form need {' or '.join(b.name for b in ranked)}; "
+                                     "install one")
     backend, profile = resolve(solver)
     if not backend.solves_steps:
         raise BackendCapabilityError(

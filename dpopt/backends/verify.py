@@ -30,8 +30,8 @@ a data value, so every neighbouring dataset gets the same verifier.  In order:
 1. a primary whose declared ``formulation`` is ``"enumeration"`` (``bruteforce``): none is
    needed (it evaluates every grid point with exact margins; exact by construction);
 2. a tiny grid (the ``auto`` rule's enumeration bound): ``bruteforce``;
-3. a ``"grouped"`` primary (``highs-grouped``): ``scip-grouped``, the grouped decomposition with the automatic
-   split (when the schema admits it: the ``auto`` rule's public checks), every enumerated
+3. a ``"grouped"`` primary (``highs-grouped``): ``scip-grouped``, the grouped decomposition
+   with the automatic split (when the schema admits it: the ``auto`` rule's public checks), every enumerated
    point settled by an exact LP dual bound or by SCIP (PySCIPOpt) under the objective cut-off
    (:class:`ScipGroupedVerifier`) — the big-M models do not finish on data such as Adult;
 4. a big-M primary (``highs``, ``scip``, ``cpsat``, or a third-party backend): the first
