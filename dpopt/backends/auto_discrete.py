@@ -30,13 +30,14 @@ whose package is installed):
    backend makes before it reads the data.  On one-hot data such as Adult it certifies the
    full n = 15,682 in seconds per call where the big-M models do not finish in minutes.
 3. Otherwise the per-row big-M formulations, in their declared ``auto_rank``
-   (:func:`auto_ranked`): ``cpsat`` first, then ``highs``.  Measured on problems without
+   (:func:`auto_ranked`): ``cpsat`` first, then ``highs``. Measured on problems without
    grouped structure (d = 10 or 16 numeric columns, K = 3, n = 100–1000, OPDisc noise at
-   0.05–1× its scale, 27 draws, 60 s per call, 1 thread): CP-SAT proved every draw HiGHS proved plus two more (n = 300 at low noise;
-   n = 1000 at the mechanism's noise, 39 s) and found better incumbents on three draws where
-   neither finished; HiGHS was faster only on easy draws, by seconds at most.  Private mode
-   runs every call to completion, so finishing hard draws matters more than shaving easy
-   ones (and HiGHS 1.14 once reported a wrong "optimal" on a big-M Adult model, README).
+   0.05–1× its scale, 27 draws, 60 s per call, 1 thread): CP-SAT proved every draw HiGHS
+   proved plus two more (n = 300 at low noise; n = 1000 at the mechanism's noise, 39 s) and
+   found better incumbents on three draws where neither finished; HiGHS was faster only on
+   easy draws, by seconds at most. Private mode runs every call to completion, so finishing
+   hard draws matters more than shaving easy ones (and HiGHS 1.14 once reported a wrong
+   "optimal" on a big-M Adult model, README).
 
 Availability of a package is a fact about the installation, not the data.
 """
