@@ -10,6 +10,7 @@ objective/output perturbation path is :mod:`dpopt.mechanisms.convex`; the noise 
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
@@ -284,6 +285,13 @@ class Mechanism(ABC):
     def privacy_level(self) -> Budget:
         """(ε, δ), fixed at construction and checked there: the pipeline charges it unchecked."""
         return self._privacy_level
+
+    def with_privacy_level(self: M, level: Budget) -> M:
+        """A copy of this mechanism with another privacy level, its other settings unchanged (a share
+        of a checked level, as a composition that splits ε builds)."""
+        twin = copy.copy(self)
+        twin._privacy_level = level
+        return twin
 
     @property
     def epsilon(self) -> float:

@@ -37,7 +37,6 @@ The message reads only noisy counts and declarations (post-processing).
 
 from __future__ import annotations
 
-import copy
 import math
 import warnings
 from collections.abc import Callable, Mapping
@@ -263,9 +262,11 @@ class WithDiagnostics(Mechanism):
             return mechanism
         query, wording = found
         model, counts = split_budget(mechanism.epsilon)
-        twin = copy.copy(mechanism)  # its settings are read in plan(); ε is the one that changes
-        twin.epsilon = model
-        return cls(twin, DiagnosticCounts(counts), query, wording=wording, owner=mechanism.name)
+        # its settings are read in plan(); ε is the one that changes.  Built from the checked
+        # mechanism and shares of its checked ε: nothing to check again
+        twin = mechanism.with_privacy_level(Budget(model, mechanism.delta))
+        return cls.prevalidated(twin, DiagnosticCounts.prevalidated(counts), query, wording=wording,
+                                owner=mechanism.name)
 
     def solver_need(self, problem: Any) -> SolverNeed:
         """The inner mechanism's."""

@@ -57,7 +57,7 @@ from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError, WeakGuaranteeWarning
 from dpopt.mechanisms.base import Mechanism, RunOptions
-from dpopt.mechanisms.params import Instance, Interval, IsCallable, Real, arguments
+from dpopt.mechanisms.params import Instance, Interval, IsCallable, Real
 from dpopt.mechanisms.pipeline import Outcome
 from dpopt.mechanisms.release import Release
 from dpopt.mechanisms.selection import (
@@ -167,7 +167,6 @@ class RefitSelection(PrivateSelection):
                  selection_share: float = SELECTION_SHARE, score_share: float = 0.1,
                  prefer_first: float = PREFER_FIRST, ledger: Ledger | None = None, holdout: Dataset | None = None,
                  refit: Problem | ProblemFn | None = None) -> None:
-        self._validate(arguments(locals()))
         Mechanism.__init__(self, epsilon, delta, ledger=ledger)
         self.holdout = holdout
         self.refit = refit
