@@ -1,23 +1,27 @@
 """How DPRidge's automatic rule was fixed: AdaSSP against DP-GD on regression tables no report uses.
 
-``dpopt bench regression-rule --epsilons 0.1,0.25,0.5,1,2,4 --seeds 3 --out DIR``
+``dpopt bench regression-rule --epsilons 0.05,0.1,0.25,0.5,1,2,4 --seeds 3 --out DIR``
 
 :class:`dpopt.sklearn.DPRidge`'s ``mechanism="auto"`` chooses between AdaSSP and preconditioned
 DP-GD from public facts only, by the statistic s = n·√ρ/(d·B) (:func:`dpopt.sklearn.linear.regression_rule`:
 n training rows, ρ = zcdp_rho(ε, δ), d design columns with the intercept, B the declared ℓ2 row
-bound).  Its threshold is a public constant, so it was fixed on tables that neither ``dpopt bench
-tables`` (diabetes, the generated regression table) nor any reported figure uses; this benchmark
-reruns that comparison.  Per table and ε it prints both mechanisms' test R² (mean over seeds),
-s, the rule's choice and its regret (the better mechanism's R² minus the chosen one's).
+bound).  Its threshold is a public constant, and so are AdaSSP's own rules read from n·ε (the
+share of ε on the label's mean, :func:`dpopt.mechanisms.adassp.mean_share`, and the factor on
+its ridge threshold, :func:`~dpopt.mechanisms.adassp.ridge_scale`); all were fixed on these
+tables, which neither ``dpopt bench tables`` (diabetes, Adult's hours per week, the generated
+regression table) nor any reported figure uses.  This benchmark reruns the comparison.  Per
+table and ε it prints both mechanisms' test R² (mean over seeds), s, the rule's choice and its
+regret (the better mechanism's R² minus the chosen one's).
 
 Tables (train/test 75 % / 25 %, fixed ``random_state``; δ = 1/n²; DPRidge defaults otherwise):
 
-``adult-hours`` / ``adult-age``
+``adult-age``
     The shipped UCI Adult training and test files, standard encoding
-    (:func:`dpopt.datasets.adult_train_test`), with ``hours-per-week`` (declared [0, 99]) or
-    ``age`` (declared [0, 90]) taken out of the features as the label, in its own units; the
-    other 108 columns (one-hot categories, scaled numerics, the encoding's own intercept) keep
-    the encoding's public row bound √15.
+    (:func:`dpopt.bench.tables.adult_label_split`), with ``age`` (declared [0, 90]) taken out of
+    the features as the label, in years; the other 108 columns (one-hot categories, scaled
+    numerics, the encoding's own intercept) keep the encoding's public row bound √15.  It
+    shares Adult's rows with ``bench tables``' ``adult-hours`` (whose label, hours per week, is
+    one of its features here), not its label.
 ``friedman1`` / ``friedman2``
     ``sklearn.datasets.make_friedman1`` (n = 5,000, d = 10, noise 1; label declared [−5, 35])
     and ``make_friedman2`` (n = 3,000, d = 4, noise 50; label declared [−200, 1800]).
@@ -56,7 +60,7 @@ GENERATED: dict[str, tuple[int, int, float, float]] = {
     "gen-small": (1000, 5, 10.0, 50.0), "gen-mid": (3000, 15, 20.0, 20.0),
     "gen-wide": (5000, 50, 30.0, 0.0), "gen-large": (40000, 20, 50.0, -100.0),
 }
-TABLES: tuple[str, ...] = ("adult-hours", "adult-age", "friedman1", "friedman2", *GENERATED)
+TABLES: tuple[str, ...] = ("adult-age", "friedman1", "friedman2", *GENERATED)
 RANDOM_STATE = 1
 
 
@@ -83,19 +87,11 @@ class _Table:
 
 
 def _adult(column: str, top: float) -> _Table:
-    import pandas as pd
+    from dpopt.bench.tables import adult_label_split
+    from dpopt.datasets import STANDARD_X_BOUND
 
-    from dpopt.datasets import STANDARD_X_BOUND, adult_features, adult_train_test
-
-    train, test = adult_train_test(encoding="standard")
-    names = adult_features("standard")
-    j = names.index(column)
-    keep = [k for k in range(len(names)) if k != j]
-    frames = []
-    for part in (train, test):
-        X = np.asarray(part.X)  # the column is stored as value / top in [0, 1]
-        frames.append((pd.DataFrame(X[:, keep], columns=[names[k] for k in keep]), X[:, j] * top))
-    return _Table(frames[0][0], frames[0][1], frames[1][0], frames[1][1], float(STANDARD_X_BOUND), False, (0.0, top))
+    X_tr, y_tr, X_te, y_te = adult_label_split(column, top)
+    return _Table(X_tr, y_tr, X_te, y_te, float(STANDARD_X_BOUND), False, (0.0, top))
 
 
 def load(name: str) -> _Table:
@@ -104,8 +100,6 @@ def load(name: str) -> _Table:
 
     from dpopt.bench.tables import unit_scaled
 
-    if name == "adult-hours":
-        return _adult("hours-per-week", 99.0)
     if name == "adult-age":
         return _adult("age", 90.0)
     if name == "friedman1":
@@ -159,8 +153,8 @@ def build_parser() -> Any:
     p = argparse.ArgumentParser(prog="dpopt bench regression-rule", description=(__doc__ or "").splitlines()[0])
     p.add_argument("--tables", type=lambda t: [v for v in t.split(",") if v], default=list(TABLES),
                    help=f"comma-separated tables (default all: {','.join(TABLES)})")
-    p.add_argument("--epsilons", type=positive_floats, default=[0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
-                   help="ε values (default 0.1,0.25,0.5,1,2,4)")
+    p.add_argument("--epsilons", type=positive_floats, default=[0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0],
+                   help="ε values (default 0.05,0.1,0.25,0.5,1,2,4)")
     p.add_argument("--seeds", type=positive_int, default=3, help="noise seeds per (table, mechanism, ε) (default 3)")
     p.add_argument("--out", type=Path, default=Path("bench-regression-rule"), help="output folder")
     return p

@@ -24,6 +24,13 @@ Tables (``--tables``)
 ``diabetes``
     scikit-learn's bundled ``load_diabetes`` (regression, d = 10), the target in its own units
     (a disease-progression score), declared ``label_spec=dp.Numeric(0, 400, grid=1)``.  R².
+``adult-hours``
+    UCI Adult with ``hours-per-week`` as the label, in hours (declared
+    ``label_spec=dp.Numeric(0, 99, grid=1)``, the Census extract's top code): how many hours a
+    week a person works, from their demographics and occupation.  The shipped train/test files
+    in the ``standard`` encoding (:func:`adult_label_split`: n = 32,561 training rows; the other
+    108 columns, one-hot categories, the numerics scaled by their public maxima and the
+    encoding's own intercept, keep its public row bound √15).  R².
 ``synthetic-3class``
     ``sklearn.datasets.make_classification`` (n = 20,000, d = 20, 3 classes, fixed
     ``random_state``).  Accuracy.
@@ -32,7 +39,7 @@ Tables (``--tables``)
     fixed ``random_state``), the target in raw units, declared ``dp.Numeric(-400, 1000, grid=1)``
     (the bias ± 4.5 standard deviations of the construction).  R².
 
-Every table but Adult is split into train/test (75 % / 25 %, stratified for classification)
+Every table but the two Adult ones is split into train/test (75 % / 25 %, stratified for classification)
 with a fixed ``random_state``.
 
 **Feature ranges.**  For the five scikit-learn tables every column is scaled onto [−½, ½] by its
@@ -113,6 +120,7 @@ TABLES: dict[str, str] = {
     "breast-cancer": "binary",
     "digits": "multiclass",
     "diabetes": "regression",
+    "adult-hours": "regression",
     "synthetic-3class": "multiclass",
     "synthetic-regression": "regression",
 }
@@ -147,6 +155,7 @@ SPLIT_SEED = 0
 TEST_SIZE = 0.25
 #: declared label ranges (low, high) of the regression tables, in the target's own units
 DIABETES_LABEL = (0, 400)
+ADULT_HOURS_LABEL = (0, 99)
 SYNTHETIC_REGRESSION_LABEL = (-400, 1000)
 #: targets of issue 24
 MARGIN = 0.01
@@ -252,6 +261,41 @@ def _sklearn_table(name: str, task: str, X: np.ndarray, y: np.ndarray, source: s
                  source + "; features scaled onto [−½, ½] by the training split's column ranges (not paid for)")
 
 
+def adult_label_split(column: str, top: float) -> tuple[Any, np.ndarray, Any, np.ndarray]:
+    """Adult's shipped splits (``standard`` encoding) with one numeric column taken out as the label.
+
+    The encoding stores the column as value/top in [0, 1] (``top`` its public maximum), so the
+    label is that times ``top``, in the column's own units.  The other 108 columns are returned
+    as DataFrames named as the encoding names them (its ``"intercept"`` column included, which
+    the estimators then treat as the declared intercept), rows within the encoding's √15.
+
+    Parameters
+    ----------
+    column : str
+        A numeric column of the standard encoding (``"hours-per-week"``, ``"age"``).
+    top : float
+        Its public maximum (99 for hours per week, 90 for age).
+
+    Returns
+    -------
+    (DataFrame, ndarray, DataFrame, ndarray)
+        ``X_train, y_train, X_test, y_test``.
+    """
+    import pandas as pd
+
+    from dpopt.datasets import adult_features, adult_train_test
+
+    train, test = adult_train_test(encoding="standard")
+    names = adult_features("standard")
+    j = names.index(column)
+    keep = [k for k in range(len(names)) if k != j]
+    parts = []
+    for part in (train, test):
+        X = np.asarray(part.X)
+        parts.extend([pd.DataFrame(X[:, keep], columns=[names[k] for k in keep]), X[:, j] * top])
+    return parts[0], parts[1], parts[2], parts[3]
+
+
 def load_table(name: str) -> Table:
     """The table ``name`` (one of :data:`TABLES`), split and declared as the module docstring says.
 
@@ -269,6 +313,14 @@ def load_table(name: str) -> Table:
         return Table(name, "binary", np.asarray(train.X), np.asarray(train.y), np.asarray(test.X),
                      np.asarray(test.y), float(STANDARD_X_BOUND), False, [-1.0, 1.0], None,
                      "dpopt.datasets.adult_train_test(encoding='standard'): shipped splits, public ranges")
+    if name == "adult-hours":
+        from dpopt.datasets import STANDARD_X_BOUND
+
+        low, high = float(ADULT_HOURS_LABEL[0]), float(ADULT_HOURS_LABEL[1])
+        X_tr, y_tr, X_te, y_te = adult_label_split("hours-per-week", high)
+        return Table(name, "regression", X_tr, y_tr, X_te, y_te, float(STANDARD_X_BOUND), False, None, (low, high),
+                     "dpopt.datasets.adult_train_test(encoding='standard'), hours-per-week as the label: "
+                     "shipped splits, public ranges")
     if name == "breast-cancer":
         X, y = datasets.load_breast_cancer(return_X_y=True)
         return _sklearn_table(name, "binary", X, y, "sklearn.datasets.load_breast_cancer")

@@ -45,7 +45,7 @@ the three releases get the shares :data:`SHARES` of it (0.1 for the scalar λ_mi
 for XᵀX and Xᵀy); zCDP adds up, so the triple is ρ-zCDP and hence (ε', δ)-DP.  ε' = ε without
 a declared intercept; with one, a fourth release — Σy, one value of ℓ1 sensitivity 2Y under
 replace-one, with exact discrete Laplace noise on its grid (:func:`~dpopt.privacy.grid.laplace_on_grid`)
-— is ε_mean-DP with ε_mean = :data:`MEAN_SHARE`·ε, ε' = ε − ε_mean, and basic composition
+— is ε_mean-DP with ε_mean = :func:`mean_share` (n, ε)·ε, ε' = ε − ε_mean, and basic composition
 (DR14 Thm. 3.16) makes the four (ε, δ)-DP.  (The paper splits
 (ε, δ) into three equal parts by basic composition; at δ = 1/n² the zCDP split draws about
 1.7× less noise on the two large releases.)
@@ -66,8 +66,14 @@ Wan18 Alg. 2 releases its statistics with σ_paper(Δ) = √(log(6/δ))·Δ/(ε/
 λ = max(0, √(d·log(6/δ)·log(2d²/δ))·B²/(ε/3) − λ̃_min), i.e. τ = σ_paper(B²)·√(d·log(2d²/δ)),
 a high-probability bound on the operator norm of the symmetric noise matrix.  dpopt keeps the
 rule and its constants with σ_paper replaced by the σ it actually draws: the shift is
-σ₁·√(log(6/δ)) (σ₁ of the λ_min release) and τ = σ₂·√(d·log(2d²/δ)) (σ₂ of the XᵀX release);
-with the paper's σ both are exactly lines 2 and 3.
+σ₁·√(log(6/δ)) (σ₁ of the λ_min release) and τ = c·σ₂·√(d·log(2d²/δ)) (σ₂ of the XᵀX release);
+with the paper's σ and c = 1 both are exactly lines 2 and 3.  The factor c = :func:`ridge_scale` (n, ε)
+= √(RIDGE_SCALE/(n·ε)) clipped to [¼, 1] is a public function of n and ε: the operator norm's
+typical size is about 2σ₂√d, a fraction √(4/log(2d²/δ)) ≈ 0.3–0.5 of τ, so the full τ is a
+strongly shrunk fit, which pays where n·ε is small and the slopes' signal weak, and needlessly
+biases the slopes where n·ε is large.  (Fixed on the tables of ``dpopt bench regression-rule``:
+over their 42 (table, ε) cells at ε from 0.05 to 2 the mean R² of AdaSSP rose from 0.19 with
+c = 1 to 0.28, with the cells below R² = 0 no worse.)
 
 A declared ``L2Squared`` term of weight Λ makes the objective
 (1/n)Σ(θᵀx − y)² + (Λ/2)‖θ‖², whose normal equations are (XᵀX + (nΛ/2)I)θ = Xᵀy; the ridge
@@ -93,9 +99,20 @@ is what a few hundred rows can estimate), averaged with inverse-variance weights
 mean is then shrunk linearly towards the middle of its declared range by w = v/(v + s²), s² the
 public variance of the estimate and v the variance of a mean spread evenly over the declared
 range (Y²/3 for y, B²/(3(d − 1)) per coordinate of x): w ≈ 1 wherever the noise is small, and a
-mean the noise would swamp is damped rather than trusted.  (:data:`MEAN_SHARE` = 0.25 was
-chosen on the tables of ``dpopt bench regression-rule``: the mean R² of AdaSSP where DPRidge's
-rule picks it was 0.001, 0.027, 0.069 and 0.058 at shares 0, 0.15, 0.25 and 0.4.)
+mean the noise would swamp is damped rather than trusted.
+
+The Laplace release gets the share :func:`mean_share` (n, ε) = MEAN_SCALE/(n·ε) of ε, clipped
+to [0.02, 0.95]: at n·ε ≳ 4,000 the noisy mean is already far below the label's spread with 2 %,
+and the slopes get the rest; at n·ε ≲ 85 (diabetes' 331 rows at ε = 0.1) the slopes' statistics
+drown in their noise whatever they get, the error is the intercept's, and nearly all of ε goes
+to the label's mean.  (Fixed on the tables of ``dpopt bench regression-rule``: over their (table,
+ε) cells at ε from 0.02 to 4 the mean R² of AdaSSP was 0.097 with the earlier constant share ¼
+and 0.164 with this rule, the mean of the negative cells −0.062 and −0.012.)  With nothing but
+the label's mean, no ε-DP release can do much better: for labels in [−Y, Y] a replace-one
+neighbour moves Σy by 2Y, and the geometric (discrete Laplace) mechanism, optimal for a count
+[GRS12], has variance ≈ 2·(2Y/ε)² at small ε, so the mean's squared error is ≈ 8Y²/(nε)² on
+some table of n rows in the declared range, whatever mechanism released it (docs/choosing.md
+works this out for diabetes).
 
 The rule stays conservative: for the centred Gram matrix S (the Schur complement of the
 intercept's entry), λ_min(XᵀX) ≤ λ_min(S) (for v with Sv = λ_min(S)v, the vector (v, −x̄ᵀv) has
@@ -132,11 +149,64 @@ __all__ = ["AdaSSP", "AdaSSPPlan", "adassp_ridge", "gram_sensitivity", "intercep
 
 #: the shares of ρ(ε, δ) of the three releases: λ_min(XᵀX), XᵀX, Xᵀy (module docstring)
 SHARES = (0.1, 0.45, 0.45)
-#: with a declared intercept, the share of ε spent on the pure-DP Laplace release of Σy
-MEAN_SHARE = 0.25
+#: with a declared intercept, the share of ε spent on the pure-DP Laplace release of Σy is
+#: MEAN_SCALE/(n·ε) clipped to MEAN_SHARES (:func:`mean_share`)
+MEAN_SCALE = 80.0
+MEAN_SHARES = (0.02, 0.95)
+#: the factor on Wan18's ridge threshold τ is √(RIDGE_SCALE/(n·ε)) clipped to RIDGE_SCALES (:func:`ridge_scale`)
+RIDGE_SCALE = 200.0
+RIDGE_SCALES = (0.25, 1.0)
 #: what AdaSSP accepts (the one-line refusal of anything else names it)
 ACCEPTS = ("AdaSSP accepts the squared loss (SquaredLoss) with no constraint set or an L2Ball, "
            "and at most an L2Squared regularizer")
+
+
+def mean_share(n: int, epsilon: float) -> float:
+    """The share of ε that AdaSSP spends on the Laplace Σy with a declared intercept (public facts only).
+
+    MEAN_SCALE/(n·ε), clipped to :data:`MEAN_SHARES`: the noisy mean's sd is 2√2·Y/(share·n·ε),
+    so the share keeps it near 2√2·Y/MEAN_SCALE ≈ 0.035·Y while that costs the slopes little,
+    and gives the mean most of ε where n·ε is so small that the slopes' statistics are swamped
+    anyway (module docstring, "The intercept").
+
+    Parameters
+    ----------
+    n : int
+        Rows (public under replace-one).
+    epsilon : float
+        ε of the run.
+
+    Returns
+    -------
+    float
+        A share in MEAN_SHARES.
+    """
+    low, high = MEAN_SHARES
+    return min(max(MEAN_SCALE / (n * epsilon), low), high)
+
+
+def ridge_scale(n: int, epsilon: float) -> float:
+    """The factor on Wan18's threshold τ (Alg. 2 line 3) from public facts: √(RIDGE_SCALE/(n·ε)) in [RIDGE_SCALES].
+
+    τ bounds the noise matrix's operator norm with high probability; its typical size is
+    about 2σ₂√d, a fraction √(4/log(2d²/δ)) of τ.  Where n·ε is small the slopes' signal is
+    weak and the full τ (a strongly shrunk fit) pays; where it is large the conservative τ
+    only biases the slopes towards 0.  The factor falls from 1 to RIDGE_SCALES[0] as n·ε grows
+    (module docstring, "The ridge").
+
+    Parameters
+    ----------
+    n : int
+        Rows (public under replace-one).
+    epsilon : float
+        ε of the run.
+
+    Returns
+    -------
+    float
+    """
+    low, high = RIDGE_SCALES
+    return min(max(math.sqrt(RIDGE_SCALE / (n * epsilon)), low), high)
 
 
 def gram_sensitivity(x_bound: float, dim: int) -> float:
@@ -295,18 +365,18 @@ class AdaSSP(Mechanism):
         x_bound = float(data.x_bound_in(2))
         y_bound = float(data.y_bound)  # type: ignore[arg-type]  # SquaredLoss requires it
         intercept = intercept_column(data)
-        mean_eps = MEAN_SHARE * self.epsilon if intercept is not None and MEAN_SHARE > 0 else 0.0
+        mean_eps = mean_share(n, self.epsilon) * self.epsilon if intercept is not None else 0.0
         rho = zcdp_rho(self.epsilon - mean_eps, self.delta)
         sens = (x_bound * x_bound, gram_sensitivity(x_bound, d), 2.0 * x_bound * y_bound)
         dims = (1, d * (d + 1) // 2, d)
         steps = tuple(zcdp_gaussian_steps(s, k, 1, share * rho) for s, k, share in zip(sens, dims, SHARES, strict=True))
         laws = tuple(NoiseSpec.on_grid(step.noise) for step in steps)
         shift = laws[0].scale * math.sqrt(math.log(6.0 / self.delta))
-        threshold = laws[1].scale * math.sqrt(d * math.log(2.0 * d * d / self.delta))
+        threshold = ridge_scale(n, self.epsilon) * laws[1].scale * math.sqrt(d * math.log(2.0 * d * d / self.delta))
         floor = 0.5 * n * problem.l2_weight
         params = self._parameters(x_bound, y_bound, sens, steps, (shift, threshold, floor), problem)
         params.update(intercept_column=intercept, zcdp_rho=sum(step.rho for step in steps), epsilon_mean=mean_eps,
-                      epsilon_zcdp=self.epsilon - mean_eps)
+                      epsilon_zcdp=self.epsilon - mean_eps, ridge_scale=ridge_scale(n, self.epsilon))
         mean_noise = None
         if mean_eps > 0:  # Σy, one value of ℓ1 sensitivity 2Y, pure mean_eps-DP
             mean_noise = NoiseSpec.on_grid(laplace_on_grid(2.0 * y_bound, mean_eps, 1))

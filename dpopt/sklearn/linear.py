@@ -20,7 +20,7 @@ from sklearn.base import clone
 from sklearn.utils.metaestimators import available_if
 
 from dpopt.errors import MechanismError, ModelError
-from dpopt.mechanisms.adassp import AdaSSP
+from dpopt.mechanisms.adassp import AdaSSP, intercept_column, mean_share, ridge_scale
 from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.gradient_descent import DPSGD, DPGradientDescent
 from dpopt.mechanisms.mirror_descent import PrivateMirrorDescent
@@ -380,7 +380,8 @@ class DPRidge(DPRegressorBase):
     ``mechanism="auto"`` (default) chooses from public facts (:func:`regression_rule`):
     DP-GD (:class:`dpopt.DPGradientDescent`, private preconditioner) when n·√ρ/(d·B) ≥ 20,
     else AdaSSP (:class:`dpopt.AdaSSP`, [Wan18] Alg. 2: sufficient statistics with a privately
-    chosen ridge, no solver); objective perturbation for δ = 0 or a named solver.  ``"adassp"``
+    chosen ridge, no solver; its share of ε on the label's mean and its ridge's scale are read
+    from n·ε, and the rule says both); objective perturbation for δ = 0 or a named solver.  ``"adassp"``
     and ``"dp-gd"`` name them; with ``positive``/``bounds`` (which AdaSSP cannot take) the rule's
     AdaSSP becomes DP-GD.  ``alpha`` defaults to 0.01.  ``radius=None`` (default) is
     10·Y, Y the declared label bound in the fitted units (1 with ``label_spec``, else
@@ -455,6 +456,10 @@ class DPRidge(DPRegressorBase):
         if name == "adassp" and (self.positive or self.bounds is not None):
             return "dp-gd", ("coefficient constraints (positive/bounds): DP-GD, which projects onto them "
                              "(AdaSSP takes no constraint but an ℓ2 ball)")
+        if name == "adassp":
+            rule += f"; n·ε = {data.n * epsilon:.3g}: ridge threshold × {ridge_scale(data.n, epsilon):.2g}"
+            if intercept_column(data) is not None:
+                rule += f", {mean_share(data.n, epsilon):.0%} of ε on the label's mean"
         return name, rule
 
     def _problem(self, data: Dataset) -> Problem:

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
@@ -69,3 +70,31 @@ def test_tables_bench_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_tables_bench_bad_arguments_return_2(argv: list[str], tmp_path: Path) -> None:
     assert bench.get("tables").main([*argv, "--out", str(tmp_path)]) == 2
     assert not (tmp_path / "runs.csv").exists()
+
+
+def test_adult_hours_is_a_real_regression_table_with_its_declared_range() -> None:
+    """``adult-hours``: the shipped Adult splits with hours-per-week (top-coded at 99) taken out of the
+    standard encoding as the label in hours; n ≥ 10,000; DPRidge finds the encoding's intercept."""
+    import dpopt as dp
+    from dpopt.bench.tables import ADULT_HOURS_LABEL, TABLES, dpopt_estimator, load_table
+    from dpopt.datasets import adult_features, adult_train_test
+
+    assert TABLES["adult-hours"] == "regression"
+    table = load_table("adult-hours")
+    assert table.task == "regression" and table.label_range == (0.0, 99.0) == tuple(map(float, ADULT_HOURS_LABEL))
+    assert table.X_train.shape == (32_561, 108) and table.X_test.shape == (16_281, 108)
+    assert not table.fit_intercept and table.x_bound == pytest.approx(15**0.5)
+    names = adult_features("standard")
+    assert "hours-per-week" not in table.X_train.columns and list(table.X_train.columns) == [
+        c for c in names if c != "hours-per-week"]
+    train, test = adult_train_test(encoding="standard")  # an independent read of the shipped files
+    j = names.index("hours-per-week")
+    for X, y, part in ((table.X_train, table.y_train, train), (table.X_test, table.y_test, test)):
+        assert np.allclose(y, 99.0 * np.asarray(part.X)[:, j]) and np.allclose(y, np.round(y))
+        assert 0.0 <= y.min() and y.max() <= 99.0 and 35 < y.mean() < 45  # hours a week
+        assert np.all(np.linalg.norm(np.asarray(X), axis=1) <= table.x_bound + 1e-9)
+        assert np.all(np.asarray(X["intercept"]) == 1.0)
+    est = dpopt_estimator("auto", table, 1.0, 0).fit(table.X_train, table.y_train)
+    assert est.release_.parameters["intercept_column"] == list(table.X_train.columns).index("intercept")
+    assert est.label_spec == dp.Numeric(0, 99, grid=1)
+    assert 0.0 <= est.predict(table.X_test).min() and est.predict(table.X_test).max() <= 99.0

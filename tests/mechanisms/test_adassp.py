@@ -28,13 +28,16 @@ import pytest
 import dpopt as dp
 from dpopt.errors import MechanismError, PrivacyParameterError
 from dpopt.mechanisms.adassp import (
-    MEAN_SHARE,
+    MEAN_SHARES,
+    RIDGE_SCALES,
     SHARES,
     AdaSSP,
     AdaSSPPlan,
     adassp_ridge,
     gram_sensitivity,
     intercept_column,
+    mean_share,
+    ridge_scale,
 )
 from dpopt.privacy.accountant import zcdp_gaussian_steps
 from dpopt.privacy.grid import grid_step, laplace_on_grid
@@ -231,9 +234,28 @@ def test_calibration_reads_the_declared_bounds_and_splits_rho_by_the_shares() ->
     assert sum(SHARES) == pytest.approx(1.0) and p["zcdp_rho"] <= rho
     assert zcdp_delta(p["zcdp_rho"], 1.5) <= 3e-6
     assert p["ridge_shift"] == pytest.approx(p["noise_scale_min_eigenvalue"] * math.sqrt(math.log(6 / 3e-6)))
+    scale = ridge_scale(50, 1.5)
+    assert scale == p["ridge_scale"] == 1.0  # n·ε = 75: the full τ of Wan18 line 3
     assert p["ridge_threshold"] == pytest.approx(p["noise_scale_gram"] * math.sqrt(4 * math.log(2 * 16 / 3e-6)))
     assert p["ridge_floor"] == pytest.approx(50 * 0.4 / 2)
     assert p["neighbouring"] == "replace-one" and "zcdp" in p["accountant"] and p["intercept_column"] is None
+
+
+def test_the_ridge_scale_and_the_mean_share_fall_with_n_epsilon_within_their_ranges() -> None:
+    """Both read n·ε only: the full τ and nearly all of ε on the label's mean where n·ε is tiny,
+    a quarter of τ and 2 % of ε where it is large, monotone in between; and the plan uses them."""
+    products = [(10, 1.0), (331, 0.1), (300, 1.0), (3000, 1.0), (30000, 2.0), (10**7, 4.0)]
+    scales = [ridge_scale(n, e) for n, e in products]
+    shares = [mean_share(n, e) for n, e in products]
+    assert scales[0] == RIDGE_SCALES[1] and scales[-1] == RIDGE_SCALES[0]
+    assert shares[0] == MEAN_SHARES[1] and shares[-1] == MEAN_SHARES[0]
+    assert all(a >= b for a, b in zip(scales, scales[1:])) and all(a >= b for a, b in zip(shares, shares[1:]))
+    assert ridge_scale(331, 0.1) == ridge_scale(3310, 0.01) and mean_share(331, 0.1) == mean_share(33.1, 1.0)
+    data = _with_intercept(4000, 0)
+    p = AdaSSP(2.0, 1e-6).plan(_problem(data)).parameters
+    assert p["ridge_scale"] == ridge_scale(4000, 2.0) < 1.0
+    assert p["ridge_threshold"] == pytest.approx(ridge_scale(4000, 2.0) * p["noise_scale_gram"]
+                                                 * math.sqrt(4 * math.log(2 * 16 / 1e-6)))
 
 
 def test_the_ridge_rule_is_algorithm_2_lines_2_and_3() -> None:
@@ -435,7 +457,9 @@ def test_adassp_with_an_intercept_looks_the_same_on_neighbours() -> None:
     d1 = d0.replace_row(4, [0.5, -0.5, 0.5, 1.0], -1.0)
 
     def run(data: dp.Dataset, ledger: dp.Ledger) -> dp.Release:
-        return AdaSSP(EPS, DELTA, ledger=ledger).run(_problem(data, ball=3.0), seed=2)
+        # seed 3: with seed 2 a noisy slope, −0.10595564, happens to begin with the 6-digit text of
+        # an unrelated XᵀX entry (−0.105955), which the byte check below cannot tell from a leak
+        return AdaSSP(EPS, DELTA, ledger=ledger).run(_problem(data, ball=3.0), seed=3)
 
     assert_same_view(run, d0, d1)
     X, y = np.asarray(d0.X), np.asarray(d0.y)
@@ -491,11 +515,13 @@ def test_adassp_with_an_intercept_half_noise_mutation_is_caught() -> None:
 
 
 def test_with_an_intercept_a_share_of_epsilon_releases_the_label_sum_by_laplace() -> None:
-    """Σy is released once with exact discrete Laplace noise at ε_mean = MEAN_SHARE·ε (ℓ1 sensitivity
-    2Y); the three Gaussian releases share ρ(ε − ε_mean, δ); basic composition gives (ε, δ)."""
+    """Σy is released once with exact discrete Laplace noise at ε_mean = mean_share(n, ε)·ε (ℓ1
+    sensitivity 2Y); the three Gaussian releases share ρ(ε − ε_mean, δ); basic composition gives (ε, δ)."""
     data = _with_intercept(200, 0)
     p = AdaSSP(2.0, 1e-6).plan(_problem(data)).parameters
-    assert p["epsilon_mean"] == pytest.approx(MEAN_SHARE * 2.0) and p["epsilon_zcdp"] == pytest.approx(2.0 - p["epsilon_mean"])
+    assert 0.0 < mean_share(200, 2.0) < 1.0
+    assert p["epsilon_mean"] == pytest.approx(mean_share(200, 2.0) * 2.0)
+    assert p["epsilon_zcdp"] == pytest.approx(2.0 - p["epsilon_mean"])
     law = laplace_on_grid(2.0, p["epsilon_mean"], 1)
     assert p["sensitivity_l1_label_sum"] == 2.0 and p["noise_scale_label_sum"] == law.scale
     assert p["grid_step_label_sum"] == law.gamma

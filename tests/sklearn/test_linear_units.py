@@ -42,6 +42,31 @@ def test_auto_fits_in_the_labels_units(n, epsilon, chosen):
     assert len(ledger.charges) == 1
 
 
+@pytest.mark.parametrize("n, epsilon", [(331, 0.1), (3_000, 1.0), (20_000, 10.0)])
+def test_auto_reads_public_facts_only(n, epsilon):
+    """Two tables with the same public facts (n, d, declared bounds, label range, ε, δ) but other
+    values get the same mechanism, the same rule sentence and the same public calibration (AdaSSP's
+    share of ε on the label's mean and its ridge factor included); the sentence states both."""
+    from dpopt.mechanisms.adassp import mean_share, ridge_scale
+
+    X0, y0 = _table(n, seed=1)
+    rng = np.random.default_rng(7)
+    X1, y1 = rng.uniform(0, 1, size=X0.shape) ** 3, rng.uniform(80, 200, size=n)  # nothing alike
+    fits = [DPRidge(epsilon=epsilon, x_bound=float(np.sqrt(6)), label_spec=SPEC, random_state=s, ledger=dp.Ledger())
+            .fit(X, y) for s, (X, y) in enumerate(((X0, y0), (X1, y1)))]
+    assert fits[0].mechanism_ == fits[1].mechanism_ and fits[0].mechanism_rule_ == fits[1].mechanism_rule_
+    public = [{k: v for k, v in f.release_.parameters.items() if not k.startswith("noisy")} for f in fits]
+    assert public[0] == public[1]
+    if fits[0].mechanism_ == "adassp":
+        model_eps = public[0]["epsilon_mean"] + public[0]["epsilon_zcdp"]  # ε less the diagnostics' share
+        share = mean_share(n, model_eps)
+        assert public[0]["epsilon_mean"] == pytest.approx(share * model_eps)
+        assert f"{share:.0%} of ε on the label's mean" in fits[0].mechanism_rule_
+        assert f"× {ridge_scale(n, model_eps):.2g}" in fits[0].mechanism_rule_
+    if n == 331:  # n·ε ≈ 32: nearly all of ε on the label's mean
+        assert fits[0].mechanism_ == "adassp" and public[0]["epsilon_mean"] > 0.9 * model_eps
+
+
 def test_out_of_range_labels_are_clipped_never_refused():
     X, y = _table(n=500)
     y[:5] = [1e6, -3.0, 250.0, 79.0, 201.0]
