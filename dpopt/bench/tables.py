@@ -1,4 +1,4 @@
-"""Accuracy or R² of the dpopt estimators on six tables, per mechanism and ε, against baselines.
+"""Accuracy or R² of the dpopt estimators on seven tables, per mechanism and ε, against baselines.
 
 ``dpopt bench tables --tables adult,breast-cancer,... --epsilons 0.1,0.5,1,2 --seeds 10
 --methods auto,dp-gd,... --out DIR``

@@ -249,7 +249,7 @@ def test_the_ridge_scale_and_the_mean_share_fall_with_n_epsilon_within_their_ran
     shares = [mean_share(n, e) for n, e in products]
     assert scales[0] == RIDGE_SCALES[1] and scales[-1] == RIDGE_SCALES[0]
     assert shares[0] == MEAN_SHARES[1] and shares[-1] == MEAN_SHARES[0]
-    assert all(a >= b for a, b in zip(scales, scales[1:])) and all(a >= b for a, b in zip(shares, shares[1:]))
+    assert all(a >= b for a, b in zip(scales, scales[1:], strict=False)) and all(a >= b for a, b in zip(shares, shares[1:], strict=False))
     assert ridge_scale(331, 0.1) == ridge_scale(3310, 0.01) and mean_share(331, 0.1) == mean_share(33.1, 1.0)
     data = _with_intercept(4000, 0)
     p = AdaSSP(2.0, 1e-6).plan(_problem(data)).parameters
