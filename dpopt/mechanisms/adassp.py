@@ -72,8 +72,9 @@ with the paper's σ and c = 1 both are exactly lines 2 and 3.  The factor c = :f
 typical size is about 2σ₂√d, a fraction √(4/log(2d²/δ)) ≈ 0.3–0.5 of τ, so the full τ is a
 strongly shrunk fit, which pays where n·ε is small and the slopes' signal weak, and needlessly
 biases the slopes where n·ε is large.  (Fixed on the tables of ``dpopt bench regression-rule``:
-over their 42 (table, ε) cells at ε from 0.05 to 2 the mean R² of AdaSSP rose from 0.19 with
-c = 1 to 0.28, with the cells below R² = 0 no worse.)
+over their 49 (table, ε) cells at ε from 0.05 to 4 the mean R² of AdaSSP with the mean's share
+below was 0.191 with c = 1 and 0.276 with this c; the cells' shortfall below R² = 0, averaged
+over all cells, 0.011 and 0.012.)
 
 A declared ``L2Squared`` term of weight Λ makes the objective
 (1/n)Σ(θᵀx − y)² + (Λ/2)‖θ‖², whose normal equations are (XᵀX + (nΛ/2)I)θ = Xᵀy; the ridge
@@ -105,9 +106,10 @@ The Laplace release gets the share :func:`mean_share` (n, ε) = MEAN_SCALE/(n·�
 to [0.02, 0.95]: at n·ε ≳ 4,000 the noisy mean is already far below the label's spread with 2 %,
 and the slopes get the rest; at n·ε ≲ 85 (diabetes' 331 rows at ε = 0.1) the slopes' statistics
 drown in their noise whatever they get, the error is the intercept's, and nearly all of ε goes
-to the label's mean.  (Fixed on the tables of ``dpopt bench regression-rule``: over their (table,
-ε) cells at ε from 0.02 to 4 the mean R² of AdaSSP was 0.097 with the earlier constant share ¼
-and 0.164 with this rule, the mean of the negative cells −0.062 and −0.012.)  With nothing but
+to the label's mean.  (Fixed on the tables of ``dpopt bench regression-rule``: over their 49
+(table, ε) cells at ε from 0.05 to 4, with c = 1, the mean R² of AdaSSP was 0.143 with the
+earlier constant share ¼ and 0.191 with this rule; the cells' shortfall below R² = 0, averaged
+over all cells, 0.039 and 0.011.)  With nothing but
 the label's mean, no ε-DP release can do much better: for labels in [−Y, Y] a replace-one
 neighbour moves Σy by 2Y, and the geometric (discrete Laplace) mechanism, optimal for a count
 [GRS12], has variance ≈ 2·(2Y/ε)² at small ε, so the mean's squared error is ≈ 8Y²/(nε)² on
@@ -312,9 +314,10 @@ class AdaSSP(Mechanism):
     calls no solver (``solver`` must stay ``"auto"``).  Release parameters: per statistic
     (suffix ``_min_eigenvalue``, ``_gram``, ``_moment``) ``sensitivity_l2_…``, ``noise_scale_…``
     (σ as drawn), ``grid_step_…`` (γ) and ``zcdp_rho_…``; ``zcdp_rho`` (their sum);
-    ``intercept_column`` (the declared intercept, or None); ``ridge_shift``, ``ridge_threshold`` and
-    ``ridge_floor`` (the rule's public constants); ``noisy_min_eigenvalue`` and ``noisy_ridge``
-    (noisy outputs, covered by the guarantee).
+    ``intercept_column`` (the declared intercept, or None); ``ridge_shift``, ``ridge_threshold``,
+    ``ridge_floor`` and ``ridge_scale`` (the rule's public constants); ``epsilon_mean`` (ε of the
+    label's mean, :func:`mean_share`); ``noisy_min_eigenvalue`` and ``noisy_ridge`` (noisy outputs,
+    covered by the guarantee).
 
     Examples
     --------
