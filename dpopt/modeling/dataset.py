@@ -492,6 +492,14 @@ class Dataset:
             object.__setattr__(self, "_changes", labels.then(self._changes))
         return self
 
+    def mark(self, changes: TableChanges) -> None:
+        """Add the marks of an encoding that changed the rows before this dataset was built (the
+        estimators clip rows before appending their intercept); a name it already has marks a
+        row changed by either.  Call it right after building the dataset, before any run.
+        Nothing for a Dask-backed dataset (which has no marks)."""
+        if self._changes is not None:
+            object.__setattr__(self, "_changes", self._changes.then(changes))
+
     @staticmethod
     def _label_map(label: str, label_spec: Numeric | None, bounds: dict[str, Any]) -> LabelMap | None:
         """The public map of a label declared ``label_spec`` (None without one)."""

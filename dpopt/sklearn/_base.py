@@ -50,10 +50,11 @@ from dpopt.mechanisms.base import Mechanism
 from dpopt.mechanisms.diagnostics import DiagnosticCounts, WithDiagnostics, split_budget
 from dpopt.mechanisms.params import validate_params
 from dpopt.mechanisms.release import Release
+from dpopt.modeling.changes import row_changes
 from dpopt.modeling.dataset import Dataset
 from dpopt.modeling.norms import norm_order
 from dpopt.modeling.readers import UNKNOWN_LABEL_POLICIES
-from dpopt.modeling.rows import class_indices, class_labels, clip_rows
+from dpopt.modeling.rows import class_indices, class_labels, clip_rows, rows_over
 from dpopt.modeling.schema import INTERCEPT, UNSEEN_POLICIES, Intercept, LabelMap, Numeric, Schema
 from dpopt.privacy.calibration import check_epsilon_delta
 from dpopt.privacy.ledger import Ledger
@@ -296,14 +297,17 @@ class DPEstimatorBase(BaseEstimator):
         _validate(self, X, reset=reset, skip_check_array=True)
         return self._table(X)
 
-    def _design(self, features: Any) -> np.ndarray:
+    def _design(self, features: Any, *, mapped: bool = True) -> np.ndarray:
         """The design matrix: rows mapped onto the declarations (schema or x_bound), intercept included.
 
         Rows are clipped once: without a schema to ``x_bound`` before the constant-1 column is
-        appended, which keeps ‖(x, 1)‖ within the declared row bound (:func:`_with_unit`).
+        appended, which keeps ‖(x, 1)‖ within the declared row bound (:func:`_with_unit`).  With a
+        schema and ``mapped=False``, the encoded rows as read, which the :class:`Dataset` then maps
+        onto the schema and clips to the same row bound (marking what it changed).
         """
         if self.schema is not None:
-            return clip_rows(self._schema.encode(features, unseen=self.unseen), self._row_bound(), self.x_norm)
+            encoded = self._schema.encode(features, unseen=self.unseen, mapped=mapped)
+            return clip_rows(encoded, self._row_bound(), self.x_norm) if mapped else encoded
         assert self.x_bound is not None
         D = clip_rows(np.asarray(features, dtype=np.float64), float(self.x_bound), self.x_norm)
         return np.hstack([D, np.ones((D.shape[0], 1))]) if self.fit_intercept else D
@@ -396,7 +400,7 @@ class DPEstimatorBase(BaseEstimator):
         self._classes_read = 0  # a previous fit's label set decides nothing for this one
         options = self._check_public()  # the settings check of this fit (the options: in _build, once)
         data = self._encode(X, y)
-        query, wording = declared_counts(self, X, y, data.n)  # private diagnostics (dpopt.sklearn.diagnostics)
+        query, wording = declared_counts(self, y, data)  # private diagnostics (dpopt.sklearn.diagnostics)
         diagnosed = bool(query.names) and self.diagnostics
         model_epsilon, counts_epsilon = split_budget(float(self.epsilon)) if diagnosed else (None, 0.0)
         mechanism, problem, (self.mechanism_, self.mechanism_rule_) = self._build(data, options,
@@ -421,9 +425,14 @@ class DPEstimatorBase(BaseEstimator):
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        D = self._design(self._features(X, reset=True))
+        features = self._features(X, reset=True)
+        D = self._design(features, mapped=False)  # with a schema, the dataset maps the rows and marks what changed
         yv, y_bound = self._targets(y, D.shape[0])
-        return self._dataset(D, yv, y_bound)
+        data = self._dataset(D, yv, y_bound)
+        if self.schema is None:  # the design clipped the rows before the intercept: it marks them
+            assert self.x_bound is not None
+            data.mark(row_changes(rows_over(np.asarray(features, dtype=np.float64), float(self.x_bound), self.x_norm)))
+        return data
 
     def _mechanism_and_problem(self, data: Dataset, *, epsilon: float | None = None, delta: float | None = None,
                                ledger: Ledger | None = None) -> tuple[Mechanism, Any]:
