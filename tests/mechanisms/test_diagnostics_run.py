@@ -274,3 +274,11 @@ def test_the_run_paths_counts_without_the_split_are_caught(monkeypatch):
     d0, d1 = _rows_pair()
     res = audit(_counts_of_runs, d0, d1, claimed_epsilon=AUDIT_EPS, n_runs=RUNS, seed=2, statistic=_on_d1_side)
     assert res.violates, res.summary()
+
+
+def test_the_opt_out_must_be_a_truth_value_refused_before_the_charge():
+    problem = _problem(dp.Dataset.from_frame(_table(50), SCHEMA, "y", classes=["no", "yes"]))
+    ledger = dp.Ledger()
+    with pytest.raises(dp.errors.MechanismError, match="diagnostics must be True or False"):
+        _mechanism(ledger=ledger).run(problem, diagnostics="no")
+    assert ledger.charges == ()
