@@ -29,7 +29,7 @@ a run inside another private run (a selection's candidates: the outer run's data
 mechanism that derives its calibration from ε when it is built (``rebudgets = False``), a
 problem without an in-memory dataset (a Dask-backed one is mapped inside the run).
 
-After the release, :func:`warn_if_large` raises one :class:`~dpopt.errors.DiagnosticsWarning`
+Once both parts have run, :func:`warn_if_large` raises one :class:`~dpopt.errors.DiagnosticsWarning`
 for the largest count that is clearly large: its noisy value, less ten noise scales (a margin a
 count of zero exceeds with probability below e⁻¹⁰), is at least :data:`ALARM_SHARE` of the rows.
 The message reads only noisy counts and declarations (post-processing).
