@@ -74,10 +74,10 @@ def regression_rule(n: int, d: int, bound: float, epsilon: float, delta: float) 
     XᵀX has entries of scale B²/√ρ against a signal growing with n; DP-GD's noisy steps pay
     about √d·B/(n√ρ) per step but adapt their clipping to the residuals, and win once s is
     large.  DP-GD when s ≥ :data:`REGRESSION_THRESHOLD`, else AdaSSP.  The threshold was fixed
-    on tables that none of the reported benchmarks use (Adult with hours-per-week or age as
-    the label, ``make_friedman1``/``make_friedman2`` and four ``make_regression`` tables;
-    docs/choosing.md), where DP-GD collapses well below R² = 0 under it and AdaSSP trails it
-    above it.
+    on tables that none of the reported benchmarks use (``dpopt bench regression-rule``: Adult
+    with age as the label, ``make_friedman1``/``make_friedman2`` and four ``make_regression``
+    tables; docs/choosing.md), where DP-GD collapses well below R² = 0 under it and AdaSSP
+    trails it above it; it was checked again there with AdaSSP's n·ε rules.
 
     Parameters
     ----------
