@@ -281,7 +281,7 @@ class PrivateMirrorDescent(Mechanism):
         sensitivity = 2.0 * lipschitz / n
         sigma_zcdp, sigma_acc = self._sum_sigmas(2.0 * lipschitz, problem.dim, steps)
         # the paper's σ (on the sum: n times Alg. 1's) is never allowed below the zCDP requirement
-        sigma_paper = n * paper_sigma(lipschitz, n, steps, self.epsilon, self.delta)
+        sigma_paper = n * paper_sigma(lipschitz, n, steps, self.privacy_level, None)
         paper_raised = sigma_paper < sigma_zcdp
         sigma_paper = max(sigma_paper, sigma_zcdp)
         noise = grid_gaussian_steps(sigma_paper if self.mode == "paper" else sigma_acc, 2.0 * lipschitz,

@@ -99,6 +99,7 @@ from dpopt.mechanisms.base import OnUncertified
 from dpopt.mechanisms.discrete_base import ALPHA, DEFAULT_ALPHA, DiscreteMechanism, DiscretePlan
 from dpopt.mechanisms.params import Interval, Options, Real
 from dpopt.modeling.discrete import DiscreteProblem
+from dpopt.privacy.calibration import Budget, budget_pair
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.profiles import chi_shift_sigma, cutoff_shift_sigma
 from dpopt.privacy.sampling import gaussian_noise
@@ -123,8 +124,8 @@ def opdisc_shift(lipschitz: float, bound: float, step: float, *, alpha: float = 
     return 4.0 * lipschitz * bound**2 / step + 4.0 * alpha * bound**2 / step**2
 
 
-def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon: float, delta: float, *,
-                 alpha: float = 0.0, calibration: str = "chi2-profile") -> float:
+def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon: float | Budget,
+                 delta: float | None, *, alpha: float = 0.0, calibration: str = "chi2-profile") -> float:
     """σ of OPDisc's η ∈ ℝ^{d+1} (see the module docstring).
 
     Parameters
@@ -133,8 +134,8 @@ def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon:
         G (per-row Lipschitz constant on the grid), D (ℓ2 bound of the grid), τ (step).
     dim : int
         d; the noise has d + 1 coordinates.
-    epsilon, delta : float
-        Target guarantee, δ > 0.
+    epsilon, delta : float, or a Budget and None
+        Target guarantee, δ > 0 (the mechanism's checked level is not checked again).
     alpha : float
         The oracle's accepted additive suboptimality (loss units); enters Δ.
     calibration : {"chi2-profile", "borell-tis"}
@@ -152,8 +153,9 @@ def opdisc_sigma(lipschitz: float, bound: float, step: float, dim: int, epsilon:
     shift = opdisc_shift(lipschitz, bound, step, alpha=alpha)
     if calibration == "chi2-profile":
         return chi_shift_sigma(shift, epsilon, delta, dim + 1)
-    c = math.sqrt(dim + 1) + math.sqrt(2.0 * math.log(1.0 / delta))
-    return cutoff_shift_sigma(shift, epsilon, c)
+    eps, dlt = budget_pair(epsilon, delta, allow_zero_delta=False)
+    c = math.sqrt(dim + 1) + math.sqrt(2.0 * math.log(1.0 / dlt))
+    return cutoff_shift_sigma(shift, eps, c)
 
 
 class OPDisc(DiscreteMechanism):
@@ -208,7 +210,7 @@ class OPDisc(DiscreteMechanism):
         """The noise scale for ``problem`` (public: from τ, D, d, G, ε, δ, α only)."""
         g = problem.domain
         return opdisc_sigma(problem.loss.lipschitz, g.bound(problem.dim), g.step, problem.dim,
-                            self.epsilon, self.delta, alpha=self.alpha, calibration=self.calibration)
+                            self.privacy_level, None, alpha=self.alpha, calibration=self.calibration)
 
     def calibrate(self, template: DiscreteProblem) -> tuple[float, dict[str, Any]]:
         """σ and the release parameters (public: τ, D, d, G, ε, δ, α only)."""

@@ -62,7 +62,9 @@ import numpy as np
 
 from dpopt.errors import PrivacyParameterError
 from dpopt.privacy.calibration import (
+    Budget,
     as_real,
+    budget_pair,
     check_epsilon_delta,
     check_sensitivity,
     gaussian_sigma_analytic,
@@ -249,7 +251,7 @@ def _noise_multiplier(steps: int, epsilon: float, delta: float, method: str, rto
     return max(_smallest_multiplier(excess, exact, rtol), exact)
 
 
-def paper_sigma(lipschitz: float, n: int, steps: int, epsilon: float, delta: float) -> float:
+def paper_sigma(lipschitz: float, n: int, steps: int, epsilon: float | Budget, delta: float | None) -> float:
     """The noise of Talwar–Thakurta–Zhang (2014), Alg. 1 line 1.
 
     ``σ = √(32 T) · L · log(T/δ) / (ε n)``, i.e. ``σ² = 32 L² T log²(T/δ) / (εn)²``,
@@ -265,8 +267,8 @@ def paper_sigma(lipschitz: float, n: int, steps: int, epsilon: float, delta: flo
         Number of rows (≥ 1).
     steps : int
         Number of iterations T ≥ 1.
-    epsilon, delta : float
-        ε > 0 and δ in (0, 1).
+    epsilon, delta : float, or a Budget and None
+        ε > 0 and δ in (0, 1) (a mechanism's checked Budget is not checked again).
 
     Returns
     -------
@@ -278,7 +280,7 @@ def paper_sigma(lipschitz: float, n: int, steps: int, epsilon: float, delta: flo
     PrivacyParameterError
         For invalid inputs.
     """
-    eps, dlt = check_epsilon_delta(epsilon, delta, allow_zero_delta=False)
+    eps, dlt = budget_pair(epsilon, delta, allow_zero_delta=False)
     lip = check_sensitivity(lipschitz, "lipschitz")
     t = check_steps(steps)
     rows = check_steps(n, "n")

@@ -83,6 +83,35 @@ def test_a_calibration_search_takes_the_checked_level(calls):
     assert calls["validate_params"] == 2 and calls["check_epsilon_delta"] <= 2
 
 
+def _runs() -> dict[str, Callable[[], Any]]:
+    from dpopt.modeling.schema import Numeric, Schema
+
+    prob, X, _ = problem()
+    theta = dp.Variable(3)
+    data = dp.Dataset(X, np.clip(X @ np.array([0.5, -0.3, 0.2]), -1, 1), x_bound=1.0, x_norm=np.inf, y_bound=1.0)
+    lasso = dp.Problem(dp.SquaredLoss(data, theta), constraint=dp.L1Ball(theta, 1.0))
+    rng = np.random.default_rng(0)
+    rows = dp.Dataset(rng.integers(-4, 5, size=(20, 2)) / 4.0, rng.choice([-1.0, 1.0], 20), x_norm=1,
+                      schema=Schema.uniform(2, Numeric(-1, 1, grid="1/4")))
+    grid = dp.DiscreteProblem(dp.ZeroOneLoss(rows, dp.Variable(2), dp.IntegerGrid(0.5, -1.0, 1.0)))
+    return {
+        "DPSGD": lambda: dp.DPSGD(1.0, 1e-6, ledger=dp.Ledger()).run(prob, seed=0),
+        "PrivateMirrorDescent": lambda: dp.PrivateMirrorDescent(1.0, 1e-6, steps=10, ledger=dp.Ledger()).run(
+            lasso, seed=0),
+        "OPDisc": lambda: dp.OPDisc(1.0, 1e-3, ledger=dp.Ledger()).run(grid, solver="bruteforce", seed=0),
+        "RSPM": lambda: dp.RSPM(1.0, ledger=dp.Ledger()).run(grid, solver="bruteforce", seed=0),
+    }
+
+
+@pytest.mark.parametrize("name", ["DPSGD", "PrivateMirrorDescent", "OPDisc", "RSPM"])
+def test_other_runs_check_the_settings_once_and_take_the_checked_level(calls, name):
+    run = _runs()[name]
+    run()  # a first run fills the per-process caches of noise laws
+    calls.clear()
+    run()
+    assert calls == Counter({"validate_params": 1})
+
+
 def test_one_fit_checks_each_input_once(calls):
     _, X, y = problem()
     ledger = dp.Ledger()
