@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from dpopt.backends.result import OracleResult, SolveOptions
-from dpopt.errors import BackendUnavailableError
+from dpopt.errors import BackendCapabilityError, BackendUnavailableError
 from dpopt.modeling.discrete import DiscreteProblem
 from dpopt.modeling.problem import Problem
 
@@ -62,6 +62,17 @@ class Backend(ABC, Generic[PreparedT]):
     #: backend names that mean this backend for a compiled linear program, when they carry no
     #: ``[options]`` (``scipy-lp``: ``highs`` and ``scipy``, earlier spellings of it)
     lp_aliases: ClassVar[tuple[str, ...]] = ()
+
+    def prepare_lmo(self, A: np.ndarray, b: np.ndarray) -> Any:
+        """Compile the linear minimization ``min ⟨c, s⟩ s.t. A s ≤ b`` (an HPolytope's LMO, public
+        data only) into what :meth:`solve` takes, for a backend that declares :attr:`solves_lp`.
+
+        Raises
+        ------
+        BackendCapabilityError
+            For a backend that does not solve the linear programs dpopt compiles (the default).
+        """
+        raise BackendCapabilityError(f"backend {self.name!r} cannot solve an HPolytope's linear minimization")
 
     def auto_rank_for(self, problem: AnyProblem | None) -> int | None:
         """The ``auto`` rank on ``problem`` (its declarations only); default :attr:`auto_rank`."""

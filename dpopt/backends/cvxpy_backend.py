@@ -74,6 +74,12 @@ class CvxpyBackend(Backend[CvxpyCompiled]):
         """A trial solve through cvxpy decides (:func:`dpopt.backends.options.check_cvxpy_solver`)."""
         check_cvxpy_solver(self.name, options, where)
 
+    def prepare_lmo(self, A: np.ndarray, b: np.ndarray) -> CvxpyCompiled:
+        """The LMO as a cvxpy program with ``c`` a parameter (:func:`~dpopt.compile.polytope_program.lmo_cvxpy`)."""
+        from dpopt.compile.polytope_program import lmo_cvxpy
+
+        return lmo_cvxpy(A, b)
+
     def check(self, problem: AnyProblem) -> None:
         """Structural check (no compilation): QP-only solvers refuse non-QP problems."""
         self.require()

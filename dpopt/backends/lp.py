@@ -52,6 +52,12 @@ class ScipyLPBackend(Backend[LinearProgram]):
                 "for a Problem, a MIP backend ('highs', 'cpsat') for a DiscreteProblem"
             )
 
+    def prepare_lmo(self, A: np.ndarray, b: np.ndarray) -> LinearProgram:
+        """The LMO as a :class:`LinearProgram` for ``linprog`` (:func:`~dpopt.compile.polytope_program.lmo_program`)."""
+        from dpopt.compile.polytope_program import lmo_program
+
+        return lmo_program(A, b)
+
     def prepare(self, problem: AnyProblem | LinearProgram | HPolytope) -> LinearProgram:
         """The LMO program of an HPolytope, or a LinearProgram as is."""
         from dpopt.compile.polytope_program import lmo_program

@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from dpopt.backends import registry
 from dpopt.backends.base import Backend
-from dpopt.backends.cvxpy_backend import CvxpyBackend, CvxpyCompiled
+from dpopt.backends.cvxpy_backend import CvxpyCompiled
 from dpopt.backends.profiles import SolverProfile, resolve
 from dpopt.backends.result import SolveOptions
 from dpopt.errors import BackendCapabilityError
 
-if TYPE_CHECKING:  # the LP backend and compiler load scipy.optimize and cvxpy: imported on first use
-    from dpopt.backends.lp import ScipyLPBackend
+if TYPE_CHECKING:  # the LP compiler loads cvxpy: imported on first use
     from dpopt.compile.polytope_program import LinearProgram
     from dpopt.modeling.structured_sets import HPolytope
 
@@ -120,14 +119,9 @@ def resolve_lp_backend(solver: SolverSpec) -> tuple[Backend[Any], SolverProfile]
 
 
 def prepare_polytope_lmo(backend: Backend[Any], polytope: HPolytope) -> CvxpyCompiled | LinearProgram:
-    """Compile the LMO ``min ⟨c, s⟩ s.t. A s ≤ b`` of ``polytope`` for ``backend`` (public data only)."""
-    from dpopt.compile.polytope_program import lmo_cvxpy, lmo_program
-
-    if isinstance(backend, CvxpyBackend):
-        return lmo_cvxpy(polytope.A, polytope.b)
-    if isinstance(backend, _scipy_lp()):
-        return lmo_program(polytope.A, polytope.b)
-    raise BackendCapabilityError(f"backend {backend.name!r} cannot solve an HPolytope's linear minimization")
+    """Compile the LMO ``min ⟨c, s⟩ s.t. A s ≤ b`` of ``polytope`` for ``backend`` (public data only):
+    the backend's own :meth:`~dpopt.backends.base.Backend.prepare_lmo`."""
+    return backend.prepare_lmo(polytope.A, polytope.b)
 
 
 def step_backends() -> list[Backend[Any]]:
@@ -147,13 +141,6 @@ def lp_backends() -> list[Backend[Any]]:
     if not ranked:
         raise BackendCapabilityError("no backend for the linear programs dpopt compiles is registered (scipy-lp)")
     return ranked
-
-
-def _scipy_lp() -> type[ScipyLPBackend]:
-    """The ``scipy-lp`` backend class (its module imports scipy.optimize: loaded when an LMO needs it)."""
-    from dpopt.backends.lp import ScipyLPBackend
-
-    return ScipyLPBackend
 
 
 def step_options(profile: SolverProfile, *, time_limit: float | None) -> SolveOptions:

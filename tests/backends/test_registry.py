@@ -85,3 +85,16 @@ def test_a_backend_without_the_capability_is_refused_by_name():
         resolve_step_backend("osqp")
     with pytest.raises(SolverOptionError, match="reads no"):
         check_solver_options("bruteforce", {"anything": 1}, where="p")
+
+
+def test_each_lp_backend_compiles_the_lmo_its_own_way():
+    from dpopt.compile.cvxpy_program import CvxpyProgram
+    from dpopt.compile.polytope_program import LinearProgram
+
+    A, b = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]), np.array([1.0, 1.0, 1.0])
+    assert isinstance(registry.get("scipy-lp").prepare_lmo(A, b), LinearProgram)
+    assert isinstance(registry.get("clarabel").prepare_lmo(A, b), CvxpyProgram)
+    with pytest.raises(BackendCapabilityError, match="linear minimization"):
+        registry.get("cpsat").prepare_lmo(A, b)  # it declares no solves_lp
+    assert all(b.solves_lp for b in lp_backends())
+
