@@ -391,10 +391,12 @@ NOISE_BLOCK = 1 << 16
 
 def grid_reach(sensitivity: float, dim: int) -> tuple[float, float]:
     """(γ, Δ'): the public grid γ = grid_step(Δ, √d) and the ℓ2 distance Δ' = Δ + γ√d
-    between two neighbours' centres after rounding onto it (each coordinate moves ≤ γ/2)."""
+    between two neighbours' centres after rounding onto it (each coordinate moves ≤ γ/2).
+
+    Δ is checked once, by :func:`~dpopt.privacy.grid.grid_step`."""
     spread = math.sqrt(int(dim))
-    gamma = grid_step(sensitivity, spread)
-    return gamma, sensitivity + gamma * spread
+    gamma = grid_step(sensitivity, spread)  # refuses a negative, NaN or infinite Δ
+    return gamma, float(sensitivity) + gamma * spread
 
 
 @dataclass(frozen=True)
@@ -491,7 +493,7 @@ def zcdp_gaussian_steps(sensitivity: float, dim: int, steps: int, rho: float) ->
         σ²/γ² rounded up to an integer, so ``.rho`` ≤ ρ.
     """
     t = check_steps(steps)
-    gamma, reach = grid_reach(check_sensitivity(sensitivity), dim)
+    gamma, reach = grid_reach(sensitivity, dim)
     if not (math.isfinite(rho) and rho > 0.0):
         raise PrivacyParameterError(f"rho must be finite and > 0, got {rho!r}")
     return GridSteps(gaussian_grid_noise(reach * math.sqrt(t / (2.0 * rho)), gamma), reach, t)
@@ -499,6 +501,6 @@ def zcdp_gaussian_steps(sensitivity: float, dim: int, steps: int, rho: float) ->
 
 def grid_gaussian_steps(sigma: float, sensitivity: float, dim: int, steps: int) -> GridSteps:
     """T grid steps with noise of scale at least ``sigma`` (from an accountant evaluated at Δ')."""
-    gamma, reach = grid_reach(check_sensitivity(sensitivity), dim)
+    gamma, reach = grid_reach(sensitivity, dim)
     return GridSteps(gaussian_grid_noise(sigma, gamma), reach, check_steps(steps))
 
