@@ -46,6 +46,7 @@ from dpopt.mechanisms.release import OracleCall
 from dpopt.modeling.problem import Problem
 from dpopt.numerics.clipping import ClippedGradient
 from dpopt.privacy.accountant import CONTINUOUS_ONLY, GridSteps, grid_gaussian_steps, grid_reach
+from dpopt.privacy.calibration import Budget, budget_pair
 from dpopt.privacy.ledger import Ledger
 from dpopt.privacy.zcdp import zcdp_rho
 from dpopt.progress import counted
@@ -74,24 +75,26 @@ def _accountant_sigma(reach: float, steps: int, epsilon: float, delta: float, me
     return gaussian_sigma_for_composition(reach, steps, epsilon, delta, method=method)
 
 
-def zcdp_sum_sigma(reach: float, steps: int, epsilon: float, delta: float) -> float:
+def zcdp_sum_sigma(reach: float, steps: int, epsilon: float | Budget, delta: float | None) -> float:
     """σ = Δ'·√(T/(2ρ)) with ρ = zcdp_rho(ε, δ): T discrete Gaussian steps meet (ε, δ) ([CKS20])."""
     return reach * math.sqrt(steps / (2.0 * zcdp_rho(epsilon, delta)))
 
 
-def paper_sigma_checked(lipschitz_l2: float, n: int, steps: int, epsilon: float, delta: float,
+def paper_sigma_checked(lipschitz_l2: float, n: int, steps: int, epsilon: float | Budget, delta: float | None,
                         dim: int = 1) -> tuple[float, bool]:
     """The paper's σ (Alg. 1 line 1, on the average gradient) and whether it had to be raised.
 
     The requirement is the zCDP σ of the discrete Gaussian on the grid (module docstring),
-    divided by n: Δ' = 2L₂ + γ√d on the sum, σ = Δ'·√(T/(2ρ)).
+    divided by n: Δ' = 2L₂ + γ√d on the sum, σ = Δ'·√(T/(2ρ)).  (ε, δ) or a mechanism's
+    checked Budget (then ``delta`` None), checked once here.
     """
     from dpopt.privacy.accountant import paper_sigma
 
-    sigma = paper_sigma(lipschitz_l2, n, steps, epsilon, delta)
+    level = Budget(*budget_pair(epsilon, delta, allow_zero_delta=False))
+    sigma = paper_sigma(lipschitz_l2, n, steps, level, None)
     if lipschitz_l2 == 0.0:
         return sigma, False
-    need = zcdp_sum_sigma(grid_reach(2.0 * lipschitz_l2, dim)[1], steps, epsilon, delta) / n
+    need = zcdp_sum_sigma(grid_reach(2.0 * lipschitz_l2, dim)[1], steps, level, None) / n
     return (sigma, False) if sigma >= need else (need, True)
 
 
@@ -184,7 +187,7 @@ class GaussianFrankWolfe(Mechanism):
     def noise_sigma(self, lipschitz_l2: float, n: int, steps: int, dim: int = 1) -> tuple[float, dict[str, Any]]:
         """σ of the gradient noise on the *average* gradient (σ on the sum / n) before it is put
         on the grid, and its record (the mutation tests override this)."""
-        paper, raised = paper_sigma_checked(lipschitz_l2, n, steps, self.epsilon, self.delta, dim)
+        paper, raised = paper_sigma_checked(lipschitz_l2, n, steps, self.privacy_level, None, dim)
         record: dict[str, Any] = {"noise_scale_paper": paper, "noise_scale_paper_raised_to_exact": raised}
         if self.calibration == "paper":
             return paper, record

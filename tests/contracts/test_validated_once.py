@@ -98,12 +98,14 @@ def _runs() -> dict[str, Callable[[], Any]]:
         "DPSGD": lambda: dp.DPSGD(1.0, 1e-6, ledger=dp.Ledger()).run(prob, seed=0),
         "PrivateMirrorDescent": lambda: dp.PrivateMirrorDescent(1.0, 1e-6, steps=10, ledger=dp.Ledger()).run(
             lasso, seed=0),
+        "GaussianFrankWolfe": lambda: dp.GaussianFrankWolfe(1.0, 1e-6, steps=10, ledger=dp.Ledger()).run(
+            lasso, seed=0),
         "OPDisc": lambda: dp.OPDisc(1.0, 1e-3, ledger=dp.Ledger()).run(grid, solver="bruteforce", seed=0),
         "RSPM": lambda: dp.RSPM(1.0, ledger=dp.Ledger()).run(grid, solver="bruteforce", seed=0),
     }
 
 
-@pytest.mark.parametrize("name", ["DPSGD", "PrivateMirrorDescent", "OPDisc", "RSPM"])
+@pytest.mark.parametrize("name", ["DPSGD", "PrivateMirrorDescent", "GaussianFrankWolfe", "OPDisc", "RSPM"])
 def test_other_runs_check_the_settings_once_and_take_the_checked_level(calls, name):
     run = _runs()[name]
     run()  # a first run fills the per-process caches of noise laws
