@@ -202,6 +202,8 @@ def declared_constraint(c: Constraint, w: Variable, theta: cp.Variable, owner: s
     if c.equality:
         return c.A @ theta == c.b
     finite = np.isfinite(c.b)
+    if finite.all():  # the usual case: no copy of A
+        return c.A @ theta <= c.b
     return c.A[finite] @ theta <= c.b[finite]
 
 

@@ -26,7 +26,7 @@ from dpopt.modeling.constraint_set import (
     project_simplex,
     unit_vector,
 )
-from dpopt.modeling.expressions import Constraint, norm1, norm2
+from dpopt.modeling.expressions import Constraint, NormConstraint
 from dpopt.modeling.gaussian_width import expected_max_abs_gaussian
 from dpopt.modeling.variable import Variable
 
@@ -83,7 +83,7 @@ class L1Ball(NormBall):
         object.__setattr__(self, "r", positive_finite(radius, "L1Ball radius"))
 
     def as_constraints(self, w: Variable) -> list[Constraint]:
-        return [norm1(w) <= self.r]
+        return [NormConstraint(w, 1, self.r)]  # norm1(w) <= r, built without w's identity matrix
 
     def _lmo(self, g: np.ndarray) -> np.ndarray:
         i = int(np.argmax(np.abs(g)))
@@ -151,7 +151,7 @@ class L2Ball(NormBall):
         object.__setattr__(self, "r", positive_finite(radius, "L2Ball radius"))
 
     def as_constraints(self, w: Variable) -> list[Constraint]:
-        return [norm2(w) <= self.r]
+        return [NormConstraint(w, 2, self.r)]  # norm2(w) <= r, built without w's identity matrix
 
     def _lmo(self, g: np.ndarray) -> np.ndarray:
         n = float(np.linalg.norm(g))

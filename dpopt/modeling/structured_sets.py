@@ -47,7 +47,7 @@ from dpopt.modeling.constraint_set import (
     project_simplex,
     unit_vector,
 )
-from dpopt.modeling.expressions import Constraint
+from dpopt.modeling.expressions import Constraint, LinearConstraint
 from dpopt.modeling.gaussian_width import QUAD
 from dpopt.modeling.variable import Variable, dimension_of
 from dpopt.modeling.vertex_polytope import VertexPolytope
@@ -531,7 +531,7 @@ class HPolytope(ConstraintSet):
         object.__setattr__(self, "_center", self._chebyshev_center())
 
     def as_constraints(self, w: Variable) -> list[Constraint]:
-        return [self.A @ w <= self.b]
+        return [LinearConstraint(w, self.A, self.b)]  # A @ w <= b, built without w's identity matrix
 
     def __repr__(self) -> str:
         return f"HPolytope(m={self.A.shape[0]}, dim={self.dim})"
