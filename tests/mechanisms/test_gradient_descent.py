@@ -50,7 +50,7 @@ def test_dpgd_sigma_meets_the_zcdp_budget():
     Finer checks are in tests/privacy/test_grid_gradients.py."""
     prob = _logistic()
     rel = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip="lipschitz", precondition=False,
-                                ledger=dp.Ledger()).run(prob, seed=0)
+                                ledger=dp.Ledger()).run(prob, seed=0, diagnostics=False)
     p = rel.parameters
     reach = 2 * p["clip_l2"] + p["grid_step"] * math.sqrt(4)
     rho = 25 * reach**2 / (2 * p["noise_scale"] ** 2)
@@ -64,7 +64,7 @@ def test_adaptive_clipping_meets_the_zcdp_budget_for_both_releases():
     (ε, δ) and the count gets the declared share of each step's ρ."""
     prob = _logistic()
     p = dp.DPGradientDescent(0.5, 1e-6, steps=25, clip_share=0.1, precondition=False,
-                              ledger=dp.Ledger()).run(prob, seed=0).parameters
+                              ledger=dp.Ledger()).run(prob, seed=0, diagnostics=False).parameters
     z = p["noise_scale"] / p["clip_l2"]
     reach = 2 + p["grid_step"] * math.sqrt(4)
     step_rho = reach**2 / (2 * z**2) + 1 / (2 * p["count_sigma"] ** 2)

@@ -44,7 +44,7 @@ def _profile_delta(sigma: float, shift: float, eps: float) -> float:
 @pytest.mark.parametrize("eps", [0.1, 1.0])
 def test_auto_split_noise_meets_the_profile(eps):
     prob = _problem()
-    rel = dp.ObjectivePerturbation(eps, 1e-6, noise="gaussian", ledger=dp.Ledger()).run(prob, seed=0)
+    rel = dp.ObjectivePerturbation(eps, 1e-6, noise="gaussian", ledger=dp.Ledger()).run(prob, seed=0, diagnostics=False)
     p = rel.parameters
     assert p["jacobian_share"] in SPLIT_GRID
     sigma = p["noise_scale"] * prob.n  # unnormalized σ
@@ -57,7 +57,7 @@ def test_auto_split_noise_meets_the_profile(eps):
 
 def test_fixed_half_split_is_ttz():
     prob = _problem()
-    p = dp.ObjectivePerturbation(1.0, 1e-6, split=0.5, ledger=dp.Ledger()).run(prob, seed=0).parameters
+    p = dp.ObjectivePerturbation(1.0, 1e-6, split=0.5, ledger=dp.Ledger()).run(prob, seed=0, diagnostics=False).parameters
     assert p["epsilon_jacobian"] == pytest.approx((1.0 - p["epsilon_approx"]) / 2)
     assert p["zeta"] == pytest.approx(prob.smoothness / (prob.n * math.expm1(p["epsilon_jacobian"])))
 

@@ -38,7 +38,8 @@ def test_the_run_spends_its_budget_once_gram_plus_steps():
     """ρ_P (from the Gram's reported σ, grid and sensitivity) plus the steps' ρ is the run's ρ,
     at most the budget's and barely below it; the Gram gets its declared share."""
     prob = _ill_conditioned()
-    p = dp.DPGradientDescent(0.5, 1e-6, precondition_share=0.1, ledger=dp.Ledger()).run(prob, seed=0).parameters
+    p = dp.DPGradientDescent(0.5, 1e-6, precondition_share=0.1, ledger=dp.Ledger()).run(prob, seed=0,
+                                                                                     diagnostics=False).parameters
     d = prob.dim
     assert p["preconditioner_sensitivity_l2"] == pytest.approx(
         gram_sensitivity(1.0, d) + p["preconditioner_grid_step"] * math.sqrt(d * (d + 1) / 2))

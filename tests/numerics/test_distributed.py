@@ -196,8 +196,9 @@ MECHANISMS = {
 def test_same_seed_same_theta_as_in_memory(files: tuple[Path, pd.DataFrame], where: str, mechanism: str) -> None:
     problem_name, make = MECHANISMS[mechanism]
     lazy, eager = _problems(files)[problem_name]
-    r_lazy = make().run(lazy, seed=11)
-    r_eager = make().run(eager, seed=11)
+    # a Dask-backed table takes no diagnostic counts (docs/privacy.md); compare the models alone
+    r_lazy = make().run(lazy, seed=11, diagnostics=False)
+    r_eager = make().run(eager, seed=11, diagnostics=False)
     np.testing.assert_allclose(r_lazy.theta, r_eager.theta, rtol=0, atol=1e-8)
     assert not np.allclose(r_eager.theta, 0.0)  # the runs moved: the comparison is not vacuous
     # the Release holds the same public facts: nothing about workers, partitions or timing
