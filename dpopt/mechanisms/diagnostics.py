@@ -19,15 +19,16 @@ composition gives (ε, δ) — the ledger row and the release state the share
 public check happen before either part reads the data; the counts are computed after the
 charge by the query's own function.
 
-Two front ends build the query.  ``Mechanism.run`` on a problem over an in-memory
+Two front ends build the query.  ``Mechanism.run`` on a problem over a
 :class:`~dpopt.modeling.dataset.Dataset` (:meth:`WithDiagnostics.around`, unless
 ``run(..., diagnostics=False)``): the counts are the dataset's own
 :class:`~dpopt.modeling.changes.TableChanges`, marked while its rows were mapped onto the
-declarations, and the model's mechanism is a copy of the caller's with (1 − s)ε.  The
-estimators (:mod:`dpopt.sklearn.diagnostics`) declare theirs from their settings.  Not wrapped:
+declarations (for a Dask-backed dataset lazily, by each partition's map call:
+:mod:`dpopt.modeling.lazy_marks`; summed per partition by the query's function), and the model's
+mechanism is a copy of the caller's with (1 − s)ε.  The estimators (:mod:`dpopt.sklearn.diagnostics`) declare theirs from their settings.  Not wrapped:
 a run inside another private run (a selection's candidates: the outer run's data), a
 mechanism that derives its calibration from ε when it is built (``rebudgets = False``), a
-problem without an in-memory dataset (a Dask-backed one is mapped inside the run).
+problem without a dataset (a callable).
 
 Once both parts have run, :func:`warn_if_large` raises one :class:`~dpopt.errors.DiagnosticsWarning`
 for the largest count that is clearly large: its noisy value, less ten noise scales (a margin a
@@ -92,11 +93,11 @@ class CountQuery:
 
 
 def data_query(problem: Any) -> tuple[CountQuery, dict[str, tuple[str, str]]] | None:
-    """The counts of what the declarations did to a problem's in-memory dataset, and their wording.
+    """The counts of what the declarations did to a problem's dataset, and their wording.
 
     Reads the dataset's public count names only; the counts themselves are read by the query's
-    function, after the charge.  None when the problem holds no such dataset (a callable, a
-    Dask-backed dataset) or it declares nothing to count.
+    function, after the charge (a Dask-backed dataset's marks are then summed per partition).
+    None when the problem holds no dataset (a callable) or it declares nothing to count.
     """
     data = getattr(getattr(problem, "loss", None), "data", None)
     changes = getattr(data, "declaration_changes", None)

@@ -9,6 +9,11 @@ their column sums, to which :class:`~dpopt.mechanisms.diagnostics.DiagnosticCoun
 noise (the private diagnostics of ``Mechanism.run``).  Each row adds at most one to each count,
 so replacing a row moves the vector of m counts by at most one per coordinate.
 
+A Dask-backed dataset marks its rows where each partition is mapped, by the same functions
+(:mod:`dpopt.modeling.lazy_marks`): its flags are then a lazy Dask array with the partitions of
+``X``, held by a subclass (:class:`dpopt.modeling.readers.LazyChanges`) whose ``counts`` sums
+them per partition and adds the sums up.
+
 The counts, each a number of rows:
 
 * per declared column (not an intercept): entries clipped onto the declared range, rounded
@@ -25,7 +30,7 @@ The counts, each a number of rows:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,8 +39,8 @@ from dpopt.modeling.rows import class_membership
 from dpopt.modeling.schema import Categorical, Intercept, Schema
 from dpopt.modeling.schema.specs import is_missing
 
-__all__ = ["ROWS_CLIPPED", "TableChanges", "class_label_changes", "column_changes", "label_changes", "none",
-           "row_changes"]
+__all__ = ["ROWS_CLIPPED", "TableChanges", "class_label_changes", "class_marks", "column_changes", "label_changes",
+           "none", "row_changes"]
 
 #: the name of the count of rows scaled onto the declared row-norm bound
 ROWS_CLIPPED = "rows clipped to x_bound"
@@ -54,7 +59,8 @@ class TableChanges:
     wording : tuple of (str, str)
         Per count, what it counts (completing "about 40 % of …") and the fix a warning names.
     flags : ndarray of bool, shape (n, m)
-        Whether each rule changed each row: read from the data, never shown (not in the repr).
+        Whether each rule changed each row: read from the data, never shown (not in the repr).  For
+        a Dask-backed dataset a lazy Dask array (computed inside a run only).
     """
 
     names: tuple[str, ...] = ()
@@ -69,7 +75,7 @@ class TableChanges:
         """These counts followed by ``other``'s (the same rows); a name in both keeps the first's
         wording and marks a row changed by either."""
         names, wording = list(self.names), list(self.wording)
-        flags = [np.asarray(self.flags[:, j]) for j in range(len(self.names))]
+        flags = [self.flags[:, j] for j in range(len(self.names))]
         for j, name in enumerate(other.names):
             if name in names:
                 k = names.index(name)
@@ -77,22 +83,27 @@ class TableChanges:
             else:
                 names.append(name)
                 wording.append(other.wording[j])
-                flags.append(np.asarray(other.flags[:, j]))
+                flags.append(other.flags[:, j])
         n = self.flags.shape[0] if self.names else other.flags.shape[0]
-        matrix = np.column_stack(flags) if flags else np.zeros((n, 0), dtype=bool)
-        return TableChanges(tuple(names), tuple(wording), matrix.astype(bool))
+        # lazy flags (a subclass) keep the result lazy
+        base = other if isinstance(other, type(self)) and type(other) is not type(self) else self
+        return replace(base, names=tuple(names), wording=tuple(wording), flags=base._columns(flags, n))
+
+    def _columns(self, flags: list[Any], n: int) -> Any:
+        """The (n, m) boolean matrix of m flag columns."""
+        return np.column_stack(flags).astype(bool) if flags else np.zeros((n, 0), dtype=bool)
 
     def take(self, rows: Any) -> TableChanges:
         """The same counts over a selection of the rows (``Dataset.subset``)."""
-        return TableChanges(self.names, self.wording, self.flags[np.asarray(rows)])
+        return replace(self, flags=self.flags[np.asarray(rows)])
 
     def with_row(self, i: int, row: TableChanges) -> TableChanges:
         """Row ``i`` replaced by the first row of ``row`` (aligned by name; a rule ``row`` lacks
         did not change it): ``Dataset.replace_row``."""
-        flags = self.flags.copy()
-        flags[i] = [bool(row.flags[0, row.names.index(name)]) if name in row.names else False
-                    for name in self.names]
-        return TableChanges(self.names, self.wording, flags)
+        flags = self.flags.copy()  # a Dask array: a lazy copy with the row assigned
+        flags[i] = np.array([bool(row.flags[0, row.names.index(name)]) if name in row.names else False
+                             for name in self.names], dtype=bool)
+        return replace(self, flags=flags)
 
     def __repr__(self) -> str:
         return f"TableChanges({len(self.names)} declared counts: {', '.join(self.names)}; values not shown)"
@@ -168,12 +179,19 @@ def class_label_changes(raw: np.ndarray, declared: Sequence[Any] | None) -> Tabl
     value is the negative class) and missing labels, both read as the negative class."""
     values = np.asarray(raw, dtype=object).reshape(-1).tolist()
     missing = np.array([is_missing(v) for v in values], dtype=bool)
-    out = none(len(values))
+    known = None
     if declared is not None:
         classes = np.empty(len(declared), dtype=object)
         classes[:] = list(declared)
         _, known = class_membership(np.asarray(raw, dtype=object).reshape(-1), classes)  # the encoding's own rule
-        out = _one("labels matching no declared class", "labels matched no declared class", "check `classes=`",
-                   ~known & ~missing)
-    return out.then(_one("missing labels", "labels were missing", "drop or fill the rows without a label", missing))
+    return class_marks(known, missing)
 
+
+def class_marks(known: np.ndarray | None, missing: np.ndarray) -> TableChanges:
+    """The counts of :func:`class_label_changes` from which labels are declared classes (``known``;
+    None: one-vs-rest) and which are missing, as the encoding read them."""
+    out = none(len(missing))
+    if known is not None:
+        out = _one("labels matching no declared class", "labels matched no declared class", "check `classes=`",
+                   ~np.asarray(known, dtype=bool) & ~missing)
+    return out.then(_one("missing labels", "labels were missing", "drop or fill the rows without a label", missing))

@@ -188,9 +188,13 @@ class Dataset:
         if self.schema is not None:
             self._check_schema()
         xb, yb = self._declared_bounds(order)
-        X, y = lazy_dataset_arrays(self.X, self.y, schema=self.schema, order=order, x_bound=xb, y_bound=yb,
-                                   clip=self.clip)
+        # the in-memory marks, taken where each partition is mapped (lazy flags, summed inside a run only)
+        X, y, changes = lazy_dataset_arrays(
+            self.X, self.y, schema=self.schema, order=order, x_bound=xb, y_bound=yb, clip=self.clip,
+            mark_rows=self.schema is None or self.schema.row_norm_bound(order) > xb,
+            mark_labels=self.label_map is None)
         object.__setattr__(self, "feature_names", self._names(int(X.shape[1])))
+        object.__setattr__(self, "_changes", changes)
         self._set(X, y, xb, yb, order)
 
     def _check_schema(self) -> None:
@@ -258,8 +262,9 @@ class Dataset:
     def declaration_changes(self) -> TableChanges | None:
         """What the declarations did to the table, row by row (:mod:`dpopt.modeling.changes`):
         **exact, NOT private**, data like ``X``.  A private run reads only its public names before
-        the charge and adds noise to its counts after it (``Mechanism.run``'s diagnostics).  None
-        for a Dask-backed dataset, whose rows are first mapped inside a run."""
+        the charge and adds noise to its counts after it (``Mechanism.run``'s diagnostics).  For a
+        Dask-backed dataset the flags are lazy, marked where each partition is mapped
+        (:mod:`dpopt.modeling.lazy_marks`) and first computed inside a run."""
         return self._changes
 
     @property
@@ -495,8 +500,7 @@ class Dataset:
     def mark(self, changes: TableChanges) -> None:
         """Add the marks of an encoding that changed the rows before this dataset was built (the
         estimators clip rows before appending their intercept); a name it already has marks a
-        row changed by either.  Call it right after building the dataset, before any run.
-        Nothing for a Dask-backed dataset (which has no marks)."""
+        row changed by either.  Call it right after building the dataset, before any run."""
         if self._changes is not None:
             object.__setattr__(self, "_changes", self._changes.then(changes))
 
@@ -645,9 +649,9 @@ class Dataset:
             raise ModelError(f"scale must be True or False, got {scale!r}")
         label_map = cls._label_map(label, label_spec, bounds)
         full = full.unit_scaled() if scale else full
-        X, y = read_encoded(kind, paths, full, label, pair=pair, positive=positive, unseen=unseen,
-                            unknown_label=unknown_label, options=options, label_map=label_map)
-        data = cls(X, y, schema=full, label_map=label_map, **bounds)
+        X, y, labels = read_encoded(kind, paths, full, label, pair=pair, positive=positive, unseen=unseen,
+                                    unknown_label=unknown_label, options=options, label_map=label_map)
+        data = cls(X, y, schema=full, label_map=label_map, **bounds)._led_by(labels)
         if pair is not None or positive is not None:  # ±1 by construction (class_labels)
             object.__setattr__(data, "_binary", True)
             object.__setattr__(data, "_class_labels", data)

@@ -50,6 +50,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from dpopt.errors import DataError, ModelError
+from dpopt.modeling.changes import TableChanges, none
 from dpopt.modeling.schema import (
     UNSEEN_POLICIES,
     Categorical,
@@ -75,6 +76,7 @@ class Link(Protocol):
 LinkT = TypeVar("LinkT", bound=Link)
 
 __all__ = [
+    "LazyChanges",
     "Link",
     "compute",
     "dask_client",
@@ -82,6 +84,7 @@ __all__ = [
     "gradient_sum",
     "is_dask_array",
     "is_file_collection",
+    "lazy_changes",
     "lazy_dataset_arrays",
     "loss_value",
     "materialize",
@@ -163,18 +166,28 @@ def _numeric(a: Any, name: str) -> None:
 
 
 def lazy_dataset_arrays(X: Any, y: Any, *, schema: Schema | None, order: float, x_bound: float,
-                        y_bound: float | None, clip: bool) -> tuple[Any, Any]:
-    """X and y as Dask arrays with the dataset's rules applied lazily to each partition.
+                        y_bound: float | None, clip: bool, mark_rows: bool = True,
+                        mark_labels: bool = True) -> tuple[Any, Any, Any]:
+    """X and y as Dask arrays with the dataset's rules applied lazily to each partition, and the
+    marks of what the rules did (a :class:`~dpopt.modeling.changes.TableChanges` over lazy flags).
 
     Shapes are checked now (from metadata); the values are checked and mapped when a
     partition is computed, by the same functions as in memory
     (:func:`~dpopt.modeling.rows.map_feature_block`, ``map_label_block``): NaN/inf are
     read as 0 (a refusal there would come after the charge), rows are mapped onto the schema and clipped onto
     the declared norm bound, labels clipped to ``y_bound``.  One of X, y may be a NumPy
-    array; it is chunked like the other.
+    array; it is chunked like the other.  Each partition's rows are marked by the call that
+    maps them (:mod:`dpopt.modeling.lazy_marks`): per declared column, the rows scaled onto
+    ``x_bound`` (``mark_rows``) and the labels clipped to ``y_bound`` (``mark_labels``), as the
+    in-memory dataset marks them.
     """
     da = require_dask()
-    from dpopt.modeling.rows import map_feature_block, map_label_block
+    from dpopt.modeling.lazy_marks import (
+        feature_mark_names,
+        label_mark_names,
+        map_and_mark_features,
+        map_and_mark_labels,
+    )
 
     if not is_dask_array(X):
         X = np.asarray(X)
@@ -205,10 +218,38 @@ def lazy_dataset_arrays(X: Any, y: Any, *, schema: Schema | None, order: float, 
         X = X.rechunk({1: -1})  # columns in one chunk: a partition is a set of whole rows
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk((X.chunks[0],))
-    X = X.map_blocks(map_feature_block, schema=schema, order=order, bound=x_bound, clip=clip,
-                     dtype=np.float64, meta=np.empty((0, 0)))
-    y = y.map_blocks(map_label_block, bound=y_bound, clip=clip, dtype=np.float64, meta=np.empty((0,)))
-    return X, y
+    d = int(X.shape[1])
+    features = feature_mark_names(schema, d, mark_rows)
+    labels = label_mark_names(y_bound if mark_labels else None)
+    # one call per partition maps its rows and marks them: [mapped rows | marks]
+    Xm = X.map_blocks(map_and_mark_features, schema=schema, order=order, bound=x_bound, clip=clip,
+                      mark_rows=mark_rows, chunks=(X.chunks[0], (d + len(features.names),)), dtype=np.float64,
+                      meta=np.empty((0, 0)))
+    ym = y.map_blocks(map_and_mark_labels, bound=y_bound, clip=clip, mark=mark_labels, new_axis=1,
+                      chunks=(y.chunks[0], (1 + len(labels.names),)), dtype=np.float64, meta=np.empty((0, 0)))
+    changes = lazy_changes(features, Xm[:, d:]).then(lazy_changes(labels, ym[:, 1:]))
+    return Xm[:, :d], ym[:, 0], changes
+
+
+class LazyChanges(TableChanges):
+    """The marks of a Dask-backed dataset (:mod:`dpopt.modeling.changes`): ``flags`` is a lazy Dask
+    array with the rows' partitions, marked by each partition's map call (:mod:`dpopt.modeling.lazy_marks`)."""
+
+    def counts(self) -> np.ndarray:
+        """Each partition's flags summed and the sums added up (one pass over the partitions, on the
+        executor's Dask client when there is one): **exact, NOT private**."""
+        (total,) = compute(self.flags.astype(np.int64).sum(axis=0))
+        return np.asarray(total, dtype=np.int64).reshape(len(self.names))
+
+    def _columns(self, flags: list[Any], n: int) -> Any:
+        da = require_dask()
+        return da.stack(flags, axis=1).astype(bool) if flags else da.zeros((n, 0), dtype=bool)
+
+
+def lazy_changes(names: TableChanges, marks: Any) -> LazyChanges:
+    """The declared counts ``names`` (a :class:`~dpopt.modeling.changes.TableChanges` of no rows)
+    over lazy 0/1 mark columns (``marks``, a Dask array n × m)."""
+    return LazyChanges(names.names, names.wording, marks > 0.5)
 
 
 # ---------------------------------------------------------------------------
@@ -234,8 +275,8 @@ def _files(paths: Any, kind: str) -> list[str]:
     return files
 
 
-def _encoded_names(d: int) -> list[str]:
-    return [f"x{j}" for j in range(d)] + ["y"]
+def _encoded_names(d: int, marks: int = 0) -> list[str]:
+    return [f"x{j}" for j in range(d)] + ["y"] + [f"m{j}" for j in range(marks)]
 
 
 #: the spellings pandas reads as booleans (``read_csv``'s defaults): a 0/1 or numeric column read as
@@ -329,7 +370,7 @@ def read_declared(col: Any, declared: Sequence[Any], *, keep_missing: bool = Fal
 
 def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any, Any] | None, positive: Any,
                       unseen: str, unknown_label: str, label_map: LabelMap | None = None) -> Any:
-    """One partition of a table encoded as :meth:`Dataset.from_frame` encodes a table: [X | y].
+    """One partition of a table encoded as :meth:`Dataset.from_frame` encodes a table: [X | y | label marks].
 
     The one coercion of file-backed tables (parquet and CSV alike): every column arrives as
     objects (CSV as text) and is read through its declaration — numeric and 0/1 columns
@@ -337,6 +378,7 @@ def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any
     nothing here refuses a value: this runs when a partition is first read, inside a private
     run after the charge.  The schema mapping itself (grid, bounds, one-hot validity, the
     norm bound) is left to :func:`~dpopt.modeling.rows.map_feature_block`, so it runs once.
+    The label's marks (:func:`_label_marks`) are taken from the values the label was read as.
     """
     import pandas as pd
 
@@ -347,14 +389,34 @@ def _encode_partition(frame: Any, *, schema: Schema, label: str, pair: tuple[Any
              if isinstance(spec, Categorical) else read_numbers(frame[name], keep_missing=spec.missing is not None)
              for name, spec in schema.columns if not isinstance(spec, Intercept)}
     declared = pair if pair is not None else ((positive,) if positive is not None else None)
+    read: Any
     if label_map is not None:  # a declared numeric label: its Fill, else 0; then clipped, rounded, mapped
-        raw = read_numbers(frame[label], keep_missing=label_map.spec.missing is not None)
-        yv = label_map.map_labels(raw, refuse=False)
+        read = read_numbers(frame[label], keep_missing=label_map.spec.missing is not None)
+        yv = label_map.map_labels(read, refuse=False)
     else:
-        labels = {label: read_numbers(frame[label]) if declared is None else read_declared(frame[label], declared)}
-        yv = np.asarray(label_values(labels, label, pair, positive, unknown_label), dtype=np.float64)
+        read = read_numbers(frame[label]) if declared is None else read_declared(frame[label], declared)
+        yv = np.asarray(label_values({label: read}, label, pair, positive, unknown_label), dtype=np.float64)
     X = schema.encode(table, unseen=unseen, mapped=False) if len(frame) else np.empty((0, schema.n_features))
-    return pd.DataFrame(np.column_stack([X, yv]), columns=_encoded_names(schema.n_features), index=frame.index)
+    marks = _label_marks(frame[label], read, pair=pair, positive=positive, label_map=label_map)
+    return pd.DataFrame(np.column_stack([X, yv, marks.flags.astype(np.float64)]),
+                        columns=_encoded_names(schema.n_features, len(marks.names)), index=frame.index)
+
+
+def _label_marks(column: Any, read: Any, *, pair: tuple[Any, Any] | None, positive: Any,
+                 label_map: LabelMap | None) -> TableChanges:
+    """The marks of a label column as :meth:`Dataset.from_frame` takes them: labels outside a
+    ``label_spec``'s range (and missing, when it fills them); with classes, labels read as no
+    declared class (:func:`read_declared`) and missing labels; none for a plain numeric label.
+    ``column`` holds the entries as the file gave them, ``read`` as the label was read."""
+    from dpopt.modeling.lazy_marks import declared_label_marks, spec_label_marks
+
+    if label_map is not None:
+        return spec_label_marks(np.asarray(read, dtype=np.float64), label_map)
+    if pair is None and positive is None:
+        return none(len(column))
+    known = None if pair is None else np.array([v is not _NO_MATCH for v in np.asarray(read, dtype=object)],
+                                               dtype=bool)
+    return declared_label_marks(column, known)
 
 
 def _as_objects(frame: Any, columns: list[str]) -> Any:
@@ -457,8 +519,10 @@ def _csv_frame(files: list[str], columns: list[str], options: dict[str, Any]) ->
 
 def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tuple[Any, Any] | None,
                  positive: Any, unseen: str, unknown_label: str, options: dict[str, Any],
-                 label_map: LabelMap | None = None) -> tuple[Any, Any]:
-    """X and y (Dask arrays, one row chunk per file) of the files a loader names.
+                 label_map: LabelMap | None = None) -> tuple[Any, Any, Any]:
+    """X and y (Dask arrays, one row chunk per file) of the files a loader names, and the marks
+    of what the label's declaration did (a :class:`~dpopt.modeling.changes.TableChanges` over lazy
+    flags, marked in each partition where the label is read: :func:`_label_marks`).
 
     Parameters
     ----------
@@ -503,11 +567,13 @@ def read_encoded(kind: str, paths: Any, schema: Schema, label: str, *, pair: tup
     else:  # pragma: no cover - internal
         raise ModelError(f"unknown file kind {kind!r}")
     d = schema.n_features
-    meta = pd.DataFrame({name: pd.Series([], dtype=np.float64) for name in _encoded_names(d)})
+    names = _label_marks(np.empty(0, dtype=object), np.empty(0, dtype=object), pair=pair, positive=positive,
+                         label_map=label_map)  # no rows: the public names only
+    meta = pd.DataFrame({name: pd.Series([], dtype=np.float64) for name in _encoded_names(d, len(names.names))})
     encoded = frame.map_partitions(_encode_partition, schema=schema, label=label, pair=pair, positive=positive,
                                    unseen=unseen, unknown_label=unknown_label, label_map=label_map, meta=meta)
     arr = encoded.to_dask_array(lengths=list(lengths))
-    return arr[:, :d], arr[:, d]
+    return arr[:, :d], arr[:, d], lazy_changes(names, arr[:, d + 1:])
 
 
 # ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ __all__ = [
     "clip_rows",
     "enforce_labels",
     "enforce_rows",
+    "feature_block_stages",
     "label_values",
     "labels_over",
     "map_feature_block",
@@ -123,13 +124,24 @@ def map_feature_block(X: Any, schema: Schema | None, order: float, bound: float,
     make the run fail because of one row; so there the entry is mapped (to 0, then onto the
     schema and the norm bound) instead, like any other row outside the declaration.
     """
-    arr = _numeric_array(X, "X", 2)
-    if schema is not None:  # a declared missing-value policy first; an undeclared NaN is then read as 0
-        arr = schema.fill_missing(arr, refuse=False)
-    arr[~np.isfinite(arr)] = 0.0
+    _, mapped = feature_block_stages(X, schema)
+    return enforce_rows(mapped, order, bound, clip)
+
+
+def feature_block_stages(X: Any, schema: Schema | None) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows as read, the rows mapped onto the schema): the steps of :func:`map_feature_block`
+    before the row bound, for the marks of what the mapping did (:mod:`dpopt.modeling.lazy_marks`).
+
+    The rows as read keep NaN and inf; the mapped rows read a declared missing-value policy, every
+    other non-finite entry as 0, then the schema mapping (without a schema, the rows as read with
+    non-finite entries as 0).
+    """
+    raw = _numeric_array(X, "X", 2)
+    arr = raw if schema is None else schema.fill_missing(raw, refuse=False)  # a policy first; then NaN as 0
+    arr = np.where(np.isfinite(arr), arr, 0.0)
     if schema is not None:
         arr = schema.map_rows(arr)
-    return enforce_rows(arr, order, bound, clip)
+    return raw, arr
 
 
 def map_label_block(y: Any, bound: float | None, clip: bool) -> np.ndarray:

@@ -1,0 +1,138 @@
+"""A Dask-backed dataset counts what its declarations did, as the same table in memory does.
+
+What users rely on (``Mechanism.run``'s private diagnostics on files read as several partitions):
+the counts have the in-memory names and values, equal to an independent pandas count on the raw
+table; they are marked by the call that maps each partition and stay lazy until a run sums them;
+they follow the rows through ``subset`` and ``replace_row``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpopt as dp
+from dpopt.modeling.changes import ROWS_CLIPPED
+from dpopt.modeling.readers import is_dask_array
+
+pd = pytest.importorskip("pandas")
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+pytest.importorskip("pyarrow")
+
+SCHEMA = dp.Schema({"age": dp.Numeric(0, 100, grid=1, missing=dp.Fill(30)),
+                    "job": dp.Categorical(["a", "b"]),
+                    "hours": dp.Numeric(0, 60, grid=0.5)})
+SIZES = (90, 1, 140, 70)  # uneven files; one holds a single row
+
+
+def _table(n: int, seed: int) -> pd.DataFrame:
+    """Ages up to 150 (some missing), jobs with an undeclared "c", hours off the 0.5 grid for some
+    rows, labels with a mistyped class and missing ones, a price partly outside [0, 200]."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(0, 150, n).astype(float)
+    age[rng.random(n) < 0.1] = np.nan
+    hours = rng.integers(0, 120, n) / 2.0
+    hours[rng.random(n) < 0.2] += 0.2
+    label = rng.choice(np.array(["no", "yes", "No", None], dtype=object), n, p=[0.4, 0.4, 0.1, 0.1])
+    price = rng.uniform(-50, 250, n)
+    price[rng.random(n) < 0.1] = np.nan
+    return pd.DataFrame({"age": age, "job": rng.choice(["a", "b", "c"], n), "hours": hours, "y": label,
+                         "price": price})
+
+
+def _independent(t: pd.DataFrame) -> dict[str, int]:
+    """The feature counts, from the raw table with pandas (another code path)."""
+    hours = t["hours"].to_numpy()
+    return {
+        "age: entries clipped or rounded or missing": int((t["age"].isna() | (t["age"] > 100)).sum()),
+        "job: entries of an undeclared category": int((t["job"] == "c").sum()),
+        "hours: entries clipped or rounded": int(((hours > 60) | (np.abs(hours * 2 - np.rint(hours * 2)) > 1e-9)).sum()),
+    }
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    folder = tmp_path_factory.mktemp("marked")
+    parts = [_table(k, seed) for seed, k in enumerate(SIZES)]
+    for i, part in enumerate(parts):
+        part.to_parquet(folder / f"part-{i}.parquet", index=False)
+        part.to_csv(folder / f"part-{i}.csv", index=False)
+    return folder, pd.concat(parts, ignore_index=True)
+
+
+def _counts(data: dp.Dataset) -> dict[str, int]:
+    changes = data.declaration_changes
+    assert changes is not None
+    with dask.config.set(scheduler="synchronous"):
+        return dict(zip(changes.names, changes.counts().tolist(), strict=True))
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_lazy_counts_are_the_in_memory_counts_and_an_independent_count(files: tuple[Path, pd.DataFrame],
+                                                                        kind: str) -> None:
+    folder, t = files
+    read = getattr(dp.Dataset, f"from_{kind}")
+    cases = [
+        ({"label": "y", "classes": ["no", "yes"], "x_bound": 1.0},
+         {"labels matching no declared class": int((~t["y"].isin(["no", "yes"]) & t["y"].notna()).sum()),
+          "missing labels": int(t["y"].isna().sum())}),
+        ({"label": "price", "label_spec": dp.Numeric(0, 200, grid=1, missing=dp.Fill(100))},
+         {"labels outside the declared range": int(((t["price"] < 0) | (t["price"] > 200)).sum()),
+          "missing labels": int(t["price"].isna().sum())}),
+    ]
+    for kw, labels in cases:
+        lazy, eager = read(str(folder / f"part-*.{kind}"), SCHEMA, **kw), dp.Dataset.from_frame(t, SCHEMA, **kw)
+        assert lazy.is_distributed and lazy.X.chunks[0] == SIZES
+        assert is_dask_array(lazy.declaration_changes.flags)  # nothing read yet: summed inside a run only
+        assert lazy.declaration_changes.names == eager.declaration_changes.names  # the same declared counts
+        counts = _counts(lazy)
+        assert counts == _counts(eager)
+        expected = {**labels, **_independent(t)}
+        if "x_bound" in kw:  # rows of the mapped table over the declared bound
+            with dask.config.set(scheduler="synchronous"):
+                mapped = read(str(folder / f"part-*.{kind}"), SCHEMA, label="y", classes=["no", "yes"])
+                expected[ROWS_CLIPPED] = int(np.sum(np.linalg.norm(np.asarray(mapped.X.compute()), axis=1) > 1.0))
+        assert counts == expected
+        assert all(0 < v < len(t) for v in counts.values())  # every rule changed some rows, not all
+
+
+def test_dask_arrays_in_the_constructor_count_rows_and_labels_over_their_bounds() -> None:
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(500, 3)), 2 * rng.normal(size=500)
+    lazy = dp.Dataset(da.from_array(X, chunks=(120, 2)), da.from_array(y, chunks=200), x_bound=1.5, y_bound=2.0)
+    expected = {ROWS_CLIPPED: int(np.sum(np.linalg.norm(X, axis=1) > 1.5)),
+                "labels outside the declared range": int(np.sum(np.abs(y) > 2.0))}
+    assert _counts(lazy) == expected == _counts(dp.Dataset(X, y, x_bound=1.5, y_bound=2.0))
+    assert 0 < expected[ROWS_CLIPPED] < 500 and 0 < expected["labels outside the declared range"] < 500
+
+
+def test_the_lazy_counts_follow_the_rows_through_subset_and_replace_row(files: tuple[Path, pd.DataFrame]) -> None:
+    folder, t = files
+    kw = {"label": "y", "classes": ["no", "yes"]}
+    lazy, eager = dp.Dataset.from_parquet(str(folder / "part-*.parquet"), SCHEMA, **kw), dp.Dataset.from_frame(
+        t, SCHEMA, **kw)
+    rows = np.arange(0, len(t), 3)
+    clean = np.zeros(eager.n_features)
+    clean[list(eager.feature_names).index("job=a")] = 1.0  # a valid row: nothing to change
+    flagged = int(np.flatnonzero(eager.declaration_changes.flags.any(axis=1))[0])  # a row some rule changed
+    for a, b in ((lazy.subset(rows), eager.subset(rows)),
+                 (lazy.replace_row(flagged, clean, 1.0), eager.replace_row(flagged, clean, 1.0))):
+        assert a.declaration_changes.names == b.declaration_changes.names
+        with dask.config.set(scheduler="synchronous"):
+            np.testing.assert_array_equal(np.asarray(a.declaration_changes.flags.compute()), b.declaration_changes.flags)
+        assert _counts(a) == _counts(b)
+    assert _counts(lazy.replace_row(flagged, clean, 1.0)) != _counts(lazy)  # the replaced row's marks left
+
+
+def test_each_partition_is_marked_by_the_call_that_maps_it(files: tuple[Path, pd.DataFrame]) -> None:
+    """The marks and the mapped rows are two slices of one per-partition call: no second reading
+    of the table that could disagree with the mapping."""
+    folder, _ = files
+    lazy = dp.Dataset.from_parquet(str(folder / "part-*.parquet"), SCHEMA, label="y", classes=["no", "yes"])
+    marks = set(lazy.declaration_changes.flags.__dask_graph__().layers)
+    mapping = {name for name in lazy.X.__dask_graph__().layers if "map_and_mark_features" in name}
+    assert len(mapping) == 1 and mapping <= marks
+    assert sum("map_and_mark_features" in name for name in marks) == 1
