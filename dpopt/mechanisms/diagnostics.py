@@ -25,7 +25,8 @@ Two front ends build the query.  ``Mechanism.run`` on a problem over a
 :class:`~dpopt.modeling.changes.TableChanges`, marked while its rows were mapped onto the
 declarations (for a Dask-backed dataset lazily, by each partition's map call:
 :mod:`dpopt.modeling.lazy_marks`; summed per partition by the query's function), and the model's
-mechanism is a copy of the caller's with (1 − s)ε.  The estimators (:mod:`dpopt.sklearn.diagnostics`) declare theirs from their settings.  Not wrapped:
+mechanism is a copy of the caller's with (1 − s)ε.  The estimators
+(:mod:`dpopt.sklearn.diagnostics`) declare theirs from their settings.  Not wrapped:
 a run inside another private run (a selection's candidates: the outer run's data), a
 mechanism that derives its calibration from ε when it is built (``rebudgets = False``), a
 problem without a dataset (a callable).

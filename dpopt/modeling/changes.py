@@ -100,9 +100,11 @@ class TableChanges:
     def with_row(self, i: int, row: TableChanges) -> TableChanges:
         """Row ``i`` replaced by the first row of ``row`` (aligned by name; a rule ``row`` lacks
         did not change it): ``Dataset.replace_row``."""
+        columns = [row.flags[:1, row.names.index(name)] if name in row.names else np.zeros(1, dtype=bool)
+                   for name in self.names]
         flags = self.flags.copy()  # a Dask array: a lazy copy with the row assigned
-        flags[i] = np.array([bool(row.flags[0, row.names.index(name)]) if name in row.names else False
-                             for name in self.names], dtype=bool)
+        if columns:
+            flags[i] = self._columns(columns, 1)[0]
         return replace(self, flags=flags)
 
     def __repr__(self) -> str:

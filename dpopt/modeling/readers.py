@@ -21,6 +21,10 @@ data; the rest of dpopt sees the same Dataset/ClippedGradient interface as in me
   of a parquet file is in its metadata, so ``n`` is known without reading a value; a CSV
   file's rows are counted once, reading it as text.  Under the replace-one relation the
   per-partition row counts of neighbours are equal, so they are public.
+* **Marked where mapped.**  Each partition's map call also marks which declaration changed
+  each of its rows (:mod:`dpopt.modeling.lazy_marks`, extra columns of the mapping, and of the
+  encoded partition for the label), the in-memory dataset's marks; a run's private diagnostics
+  sum them per partition after its charge (:class:`LazyChanges`).
 * **One pass per step.**  :func:`dpopt.numerics.distributed.clipped_sum` computes each partition's
   ``(Σ_i clip(∇ℓ_i), count)`` with ``blockwise`` and sums the partition vectors on the
   cluster; only a (d+1)-vector comes back.  X is never persisted (it may not fit in

@@ -121,6 +121,7 @@ def test_the_lazy_counts_follow_the_rows_through_subset_and_replace_row(files: t
     for a, b in ((lazy.subset(rows), eager.subset(rows)),
                  (lazy.replace_row(flagged, clean, 1.0), eager.replace_row(flagged, clean, 1.0))):
         assert a.declaration_changes.names == b.declaration_changes.names
+        assert is_dask_array(a.declaration_changes.flags)  # still lazy: nothing read outside a run
         with dask.config.set(scheduler="synchronous"):
             np.testing.assert_array_equal(np.asarray(a.declaration_changes.flags.compute()), b.declaration_changes.flags)
         assert _counts(a) == _counts(b)
