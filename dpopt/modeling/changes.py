@@ -137,26 +137,38 @@ def column_changes(schema: Schema, raw: np.ndarray, mapped: np.ndarray) -> Table
     than a relative 1e-9 (clipped, rounded, a one-hot block made valid) or, for a categorical,
     was all zero (no declared category).
     """
-    out = none(raw.shape[0])
+    raw, mapped = np.asarray(raw, dtype=np.float64), np.asarray(mapped, dtype=np.float64)
+    gaps = np.isnan(raw)
+    any_gap = bool(gaps.any())
+    read = np.where(gaps, mapped, raw) if any_gap else raw
+    # entries moved by more than np.isclose's tolerance (the mapped rows are finite); an entry equal
+    # to its mapped value did not move, so the tolerance is only tested when some entry differs
+    moved = read != mapped
+    if moved.any():
+        moved = np.abs(read - mapped) > _RTOL + _RTOL * np.abs(mapped)
+    changed_entries = moved | gaps if any_gap else moved
+    names: list[str] = []
+    wording: list[tuple[str, str]] = []
+    flags: list[np.ndarray] = []
     start = 0
     for name, spec in schema.columns:
         stop = start + spec.width
         if isinstance(spec, Intercept):
             start = stop
             continue
-        block, after = raw[:, start:stop], mapped[:, start:stop]
-        gaps = np.isnan(block).any(axis=1)
-        moved = ~np.isclose(np.where(np.isnan(block), after, block), after, rtol=_RTOL, atol=_RTOL).all(axis=1)
-        changed = gaps | moved
+        changed = changed_entries[:, start:stop].any(axis=1)
         kind = "of an undeclared category" if isinstance(spec, Categorical) else "clipped or rounded"
         if isinstance(spec, Categorical):
-            changed |= ~gaps & ~block.any(axis=1)
+            held_gap = gaps[:, start:stop].any(axis=1)
+            changed |= ~held_gap & ~raw[:, start:stop].any(axis=1)
         if getattr(spec, "missing", None) is not None:
             kind += " or missing"
-        out = out.then(_one(f"{name}: entries {kind}", f"{name!r} entries were {kind}",
-                            f"check the schema's declaration of {name!r}", changed))
+        names.append(f"{name}: entries {kind}")
+        wording.append((f"{name!r} entries were {kind}", f"check the schema's declaration of {name!r}"))
+        flags.append(changed)
         start = stop
-    return out
+    matrix = np.column_stack(flags) if flags else np.zeros((raw.shape[0], 0), dtype=bool)
+    return TableChanges(tuple(names), tuple(wording), matrix.astype(bool))
 
 
 def row_changes(over: np.ndarray) -> TableChanges:

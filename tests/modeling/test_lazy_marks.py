@@ -137,3 +137,21 @@ def test_each_partition_is_marked_by_the_call_that_maps_it(files: tuple[Path, pd
     mapping = {name for name in lazy.X.__dask_graph__().layers if "map_and_mark_features" in name}
     assert len(mapping) == 1 and mapping <= marks
     assert sum("map_and_mark_features" in name for name in marks) == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_replacing_one_row_of_a_file_moves_each_lazy_count_by_at_most_one(tmp_path: Path, seed: int) -> None:
+    """The sensitivity the noise is calibrated to, on files: two folders one row apart."""
+    parts = [_table(k, 10 * seed + i) for i, k in enumerate((40, 35))]
+    other = [p.copy() for p in parts]
+    other[1].iloc[seed] = _table(40, 100 + seed).iloc[seed]
+    counts = []
+    for name, tables in (("a", parts), ("b", other)):
+        (tmp_path / name).mkdir()
+        for i, part in enumerate(tables):
+            part.to_parquet(tmp_path / name / f"part-{i}.parquet", index=False)
+        data = dp.Dataset.from_parquet(str(tmp_path / name / "part-*.parquet"), SCHEMA, label="y",
+                                       classes=["no", "yes"], x_bound=1.0)
+        counts.append(_counts(data))
+    assert counts[0].keys() == counts[1].keys()
+    assert max(abs(counts[0][k] - counts[1][k]) for k in counts[0]) <= 1
