@@ -155,3 +155,23 @@ def test_replacing_one_row_of_a_file_moves_each_lazy_count_by_at_most_one(tmp_pa
         counts.append(_counts(data))
     assert counts[0].keys() == counts[1].keys()
     assert max(abs(counts[0][k] - counts[1][k]) for k in counts[0]) <= 1
+
+
+def test_the_names_are_read_before_the_charge_and_a_refused_run_computes_no_partition(
+        files: tuple[Path, pd.DataFrame]) -> None:
+    """A budget refusal happens before any partition is read; an accepted run reads them after."""
+    from dask.callbacks import Callback
+
+    from dpopt.errors import BudgetExceededError
+
+    folder, _ = files
+    lazy = dp.Dataset.from_parquet(str(folder / "part-*.parquet"), SCHEMA, label="y", classes=["no", "yes"])
+    w = dp.Variable(lazy.n_features)
+    problem = dp.Problem(dp.LogisticLoss(lazy, w), constraint=dp.L2Ball(w, 1.0))
+    tasks: list[object] = []
+    with Callback(pretask=lambda key, dsk, state: tasks.append(key)), dask.config.set(scheduler="synchronous"):
+        with pytest.raises(BudgetExceededError):
+            dp.DPGradientDescent(1.0, 1e-6, steps=2, ledger=dp.Ledger(epsilon_budget=0.5)).run(problem, seed=0)
+        assert tasks == []  # refused from the declarations and the budget alone
+        release = dp.DPGradientDescent(1.0, 1e-6, steps=2).run(problem, seed=0)
+    assert tasks and list(release.parameters["noisy_diagnostic_counts"]) == list(lazy.declaration_changes.names)
