@@ -370,6 +370,21 @@ class PrivateSelection(Mechanism):
         return params
 
     # -- the run ------------------------------------------------------------------
+    def _run_options(self, options: RunOptions | None) -> RunOptions:
+        """The run's options, refusing a ``time_limit`` (a stopped candidate would void the guarantee)."""
+        options = options or RunOptions()
+        if options.time_limit is not None:
+            raise MechanismError(f"{self.name} takes no time_limit: a stopped candidate would void the "
+                                 "guarantee; run without one")
+        return options
+
+    @staticmethod
+    def _check_solver_used(options: RunOptions, uses: Sequence[bool]) -> None:
+        """Refuse an explicit ``solver`` that no candidate would call."""
+        if is_explicit(options.solver) and not any(uses):
+            raise MechanismError(f"no candidate calls a solver on its problem, so solver={options.solver!r} would "
+                                 "have no effect; drop it")
+
     def plan(self, problem: Problem | ProblemFn, options: RunOptions | None = None) -> SelectionPlan:
         """Build and plan every candidate (before the charge) and fix the candidates' run options.
 
@@ -380,18 +395,13 @@ class PrivateSelection(Mechanism):
         chosen run's solver record (**not private**).  The release's ``parameters["selected"]``
         holds the chosen hyperparameters.
         """
-        options = options or RunOptions()
-        if options.time_limit is not None:
-            raise MechanismError("PrivateSelection takes no time_limit: a stopped candidate would void the "
-                                 "guarantee; run without one")
+        options = self._run_options(options)
         built, uses = self._build_all(problem, options)
         self._check_holdout(built[0][1].loss.data)
         trial = isolate_candidates(built)
-        if is_explicit(options.solver) and not any(uses):
-            raise MechanismError(f"no candidate calls a solver on its problem, so solver={options.solver!r} would "
-                                 "have no effect; drop it")
+        self._check_solver_used(options, uses)
         first = built[0][1]
-        summary = problem.summary() if isinstance(problem, Problem) else first.summary() + " (per candidate)"
+        summary = candidates_summary(problem, first)
         return SelectionPlan(problem=problem, parameters=self._parameters(), summary=summary, n=first.n,
                              feature_names=first.feature_names, profile=options.solver,
                              trial=trial, options=tuple(candidate_options(options, use) for use in uses))
@@ -488,6 +498,12 @@ def candidate_options(options: RunOptions, uses_solver: bool) -> RunOptions:
     selection's own is in use)."""
     return RunOptions(solver=options.solver if uses_solver else "auto", threads=options.threads,
                       keep_diagnostics=options.keep_diagnostics)
+
+
+def candidates_summary(problem: Problem | ProblemFn, first: Problem) -> str:
+    """The plan's summary: the problem's own, or the first candidate's "(per candidate)" when each
+    candidate builds its problem from its settings."""
+    return problem.summary() if isinstance(problem, Problem) else first.summary() + " (per candidate)"
 
 
 def isolate_candidates(built: Sequence[tuple[Mechanism, Problem]]) -> tuple[tuple[Mechanism, Problem], ...]:

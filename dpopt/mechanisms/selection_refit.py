@@ -53,7 +53,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpopt.backends.programs import is_explicit
 from dpopt.backends.result import OracleResult
 from dpopt.errors import MechanismError, WeakGuaranteeWarning
 from dpopt.mechanisms.base import Mechanism, RunOptions
@@ -67,6 +66,7 @@ from dpopt.mechanisms.selection import (
     ScoreFn,
     SelectionPlan,
     candidate_options,
+    candidates_summary,
     check_grid,
     check_score,
     isolate_candidates,
@@ -212,10 +212,7 @@ class RefitSelection(PrivateSelection):
     def plan(self, problem: Problem | ProblemFn, options: RunOptions | None = None) -> RefitPlan:
         """Build and plan every candidate and every refit (before the charge), as
         :meth:`PrivateSelection.plan <dpopt.mechanisms.selection.PrivateSelection.plan>`."""
-        options = options or RunOptions()
-        if options.time_limit is not None:
-            raise MechanismError(f"{self.name} takes no time_limit: a stopped candidate would void the "
-                                 "guarantee; run without one")
+        options = self._run_options(options)
         built, uses = self._build_all(problem, options, self.refit_budget.candidate)
         data = built[0][1].loss.data
         self._check_holdout(data)
@@ -225,11 +222,9 @@ class RefitSelection(PrivateSelection):
                                  "that the chosen candidate is fitted on again")
         final, final_uses = self._build_all(refit, options, self.refit_budget.refit)
         self._check_refit(data, final[0][1].loss.data)
-        if is_explicit(options.solver) and not any((*uses, *final_uses)):
-            raise MechanismError(f"no candidate calls a solver on its problem, so solver={options.solver!r} would "
-                                 "have no effect; drop it")
+        self._check_solver_used(options, (*uses, *final_uses))
         first = final[0][1]
-        summary = refit.summary() if isinstance(refit, Problem) else first.summary() + " (per candidate)"
+        summary = candidates_summary(refit, first)
         return RefitPlan(problem=problem, parameters=self._parameters(), summary=summary, n=first.n,
                          feature_names=first.feature_names, profile=options.solver,
                          trial=isolate_candidates(built), options=tuple(candidate_options(options, u) for u in uses),
