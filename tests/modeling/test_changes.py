@@ -14,33 +14,21 @@ import pytest
 
 import dpopt as dp
 from dpopt.modeling.changes import ROWS_CLIPPED
+from dpopt.testing.tables import MARKED_SCHEMA, independent_feature_counts, marked_table
 
-SCHEMA = dp.Schema({"age": dp.Numeric(0, 100, grid=1, missing=dp.Fill(30)),
-                    "job": dp.Categorical(["a", "b"]),
-                    "hours": dp.Numeric(0, 60, grid=0.5)})
+SCHEMA = MARKED_SCHEMA
 
 
 def _table(n: int = 600, seed: int = 0) -> pd.DataFrame:
-    """Ages up to 150 (some missing), jobs with an undeclared "c", hours off the 0.5 grid for some
-    rows, labels with a mistyped class and missing ones."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(0, 150, n).astype(float)
-    age[rng.random(n) < 0.1] = np.nan
-    hours = rng.integers(0, 120, n) / 2.0
-    hours[rng.random(n) < 0.2] += 0.2
-    label = rng.choice(np.array(["no", "yes", "No", None], dtype=object), n, p=[0.4, 0.4, 0.1, 0.1])
-    return pd.DataFrame({"age": age, "job": rng.choice(["a", "b", "c"], n), "hours": hours, "y": label})
+    return marked_table(n, seed)
 
 
 def _independent(t: pd.DataFrame) -> dict[str, int]:
     """The same counts, from the raw table with pandas (another code path)."""
-    hours = t["hours"].to_numpy()
     return {
         "labels matching no declared class": int((~t["y"].isin(["no", "yes"]) & t["y"].notna()).sum()),
         "missing labels": int(t["y"].isna().sum()),
-        "age: entries clipped or rounded or missing": int((t["age"].isna() | (t["age"] > 100)).sum()),
-        "job: entries of an undeclared category": int((t["job"] == "c").sum()),
-        "hours: entries clipped or rounded": int(((hours > 60) | (np.abs(hours * 2 - np.rint(hours * 2)) > 1e-9)).sum()),
+        **independent_feature_counts(t),
     }
 
 

@@ -16,41 +16,23 @@ import pytest
 import dpopt as dp
 from dpopt.modeling.changes import ROWS_CLIPPED
 from dpopt.modeling.readers import is_dask_array
+from dpopt.testing.tables import MARKED_SCHEMA, independent_feature_counts, marked_table
 
 pd = pytest.importorskip("pandas")
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 pytest.importorskip("pyarrow")
 
-SCHEMA = dp.Schema({"age": dp.Numeric(0, 100, grid=1, missing=dp.Fill(30)),
-                    "job": dp.Categorical(["a", "b"]),
-                    "hours": dp.Numeric(0, 60, grid=0.5)})
+SCHEMA = MARKED_SCHEMA
 SIZES = (90, 1, 140, 70)  # uneven files; one holds a single row
 
 
 def _table(n: int, seed: int) -> pd.DataFrame:
-    """Ages up to 150 (some missing), jobs with an undeclared "c", hours off the 0.5 grid for some
-    rows, labels with a mistyped class and missing ones, a price partly outside [0, 200]."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(0, 150, n).astype(float)
-    age[rng.random(n) < 0.1] = np.nan
-    hours = rng.integers(0, 120, n) / 2.0
-    hours[rng.random(n) < 0.2] += 0.2
-    label = rng.choice(np.array(["no", "yes", "No", None], dtype=object), n, p=[0.4, 0.4, 0.1, 0.1])
-    price = rng.uniform(-50, 250, n)
-    price[rng.random(n) < 0.1] = np.nan
-    return pd.DataFrame({"age": age, "job": rng.choice(["a", "b", "c"], n), "hours": hours, "y": label,
-                         "price": price})
+    """:func:`~dpopt.testing.tables.marked_table` with a price label partly outside [0, 200]."""
+    return marked_table(n, seed, price=True)
 
 
-def _independent(t: pd.DataFrame) -> dict[str, int]:
-    """The feature counts, from the raw table with pandas (another code path)."""
-    hours = t["hours"].to_numpy()
-    return {
-        "age: entries clipped or rounded or missing": int((t["age"].isna() | (t["age"] > 100)).sum()),
-        "job: entries of an undeclared category": int((t["job"] == "c").sum()),
-        "hours: entries clipped or rounded": int(((hours > 60) | (np.abs(hours * 2 - np.rint(hours * 2)) > 1e-9)).sum()),
-    }
+_independent = independent_feature_counts
 
 
 @pytest.fixture(scope="module")
